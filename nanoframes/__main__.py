@@ -1,0 +1,1 @@
+from nanoframes.cli import main; raise SystemExit(main())

@@ -1,0 +1,63 @@
+"""The ``nanoframes`` command: argument parsing and printing only.
+
+Each subcommand lives in its own module under ``nanoframes/cli/`` and exposes
+``register(subparsers)``, which adds its parser and sets ``func`` to a function
+``(args) -> int`` returning the exit status. Library errors
+(:class:`~nanoframes.errors.NanoframesError`) become one line on stderr and
+exit status 2: never a traceback for bad input.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from .. import __version__
+from ..errors import NanoframesError
+
+# Subcommand modules, in the order `nanoframes --help` lists them.
+COMMANDS = (
+    "render", "video", "svg", "digest", "identity", "measure", "check", "fonts", "cache",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="nanoframes",
+        description="Render .nf.svg compositions with ThorVG and check that every frame "
+        "is a pure function of its declared inputs.",
+    )
+    parser.add_argument("--version", action="version", version=f"nanoframes {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMANDS:
+        try:
+            module = importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as exc:
+            if exc.name == f"{__name__}.{name}":
+                continue  # not built yet
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except NanoframesError as exc:
+        print(f"nanoframes: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("nanoframes: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""pytest plugin: compositions as test items with ledger verdicts (see plugin.py)."""

@@ -1,0 +1,1 @@
+"""pytest hooks for nanoframes (placeholder until the plugin issue lands)."""
