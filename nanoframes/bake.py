@@ -1,0 +1,312 @@
+"""Composition + frame → one static, well-formed SVG document (bytes).
+
+The clock is resolved here, before the rasterizer sees anything (CONTRACT.md
+§6): presence and fades, animated values, colours with alpha, fonts by exact
+face name, text entities, images as ``data:`` URIs, the viewport. The output
+never holds a ``<script>``, a ``<style>`` sheet (an ``@font-face`` in one
+crashes ThorVG), an unresolved family list or an external reference.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+
+from lxml import etree
+
+from .color import format_color, parse_color
+from .composition import SVG_NS, XLINK_NS, Composition, local_name, presence_of
+from .config import load_config
+from .errors import NanoframesError
+from .geometry import Box, center, local_box
+from .media import Image, is_composition_href, load_image
+from .text.fonts import Face, FontBook, Resolution, font_book
+from .text.style import font_request, parse_style_attr
+from .timeline import clamp01, fmt, needs_auto_center, transform_to_svg
+
+HREF = "href"
+XHREF = f"{{{XLINK_NS}}}href"
+NUMERIC_PROPS = frozenset(
+    "x y width height cx cy r rx ry x1 y1 x2 y2 stroke-width stroke-dashoffset".split())
+OPACITY_PROPS = frozenset(("opacity", "fill-opacity", "stroke-opacity"))
+# A colour property and the opacity its alpha folds into.
+COLOR_OPACITY = {"fill": "fill-opacity", "stroke": "stroke-opacity",
+                 "stop-color": "stop-opacity", "flood-color": "flood-opacity"}
+DROPPED_TAGS = frozenset(("script", "style", "foreignObject", "metadata"))
+_WS = re.compile(r"\s+")
+
+
+def _plain_hex(value: str) -> bool:
+    return bool(re.fullmatch(r"\s*#[0-9a-fA-F]{6}\s*|\s*#[0-9a-fA-F]{3}\s*", value))
+
+
+def remove_keeping_tail(el) -> None:
+    """Remove an element but keep its tail text, which belongs to the parent."""
+    parent = el.getparent()
+    if parent is None:
+        return
+    if el.tail:
+        prev = el.getprevious()
+        if prev is not None:
+            prev.tail = (prev.tail or "") + el.tail
+        else:
+            parent.text = (parent.text or "") + el.tail
+    parent.remove(el)
+
+
+def text_content(el) -> str:
+    """The characters a <text> denotes, whitespace collapsed as SVG does by default."""
+    return _WS.sub(" ", "".join(el.itertext())).strip()
+
+
+def set_text(el, text: str) -> None:
+    """Write text so ThorVG draws exactly these characters: as CDATA (it does not
+    decode entities), split around any ']]>' (adjacent CDATA sections concatenate)."""
+    for child in list(el):
+        el.remove(child)
+    chunks = text.split("]]>")
+    el.text = etree.CDATA(chunks[0]) if len(chunks) == 1 else None
+    if len(chunks) > 1:  # rare: ]]> inside text; ThorVG joins adjacent CDATA sections
+        el.text = etree.CDATA(chunks[0] + "]]")
+        for i, chunk in enumerate(chunks[1:]):
+            tail = chunk + ("]]" if i < len(chunks) - 2 else "")
+            span = etree.SubElement(el, f"{{{SVG_NS}}}tspan")
+            span.text = etree.CDATA(">" + tail)
+
+
+class Baker:
+    """Per-composition state for baking frames: everything that does not depend on t
+    is worked out once (which animations hit which element, presence windows, font
+    resolutions, image data)."""
+
+    def __init__(self, comp: Composition, book: FontBook | None = None) -> None:
+        self.comp = comp
+        self.book = book or font_book(load_config(comp.project_root))
+        els = comp.elements
+        self.animations = [tuple(a for a in comp.animations if a.selector.matches(el))
+                           for el in els]
+        self.presence = [presence_of(el, comp.path) for el in els]
+        self.fonts: dict[int, Resolution] = {}
+        self.sizes: dict[int, float] = {}
+        self.images: dict[int, Image] = {}
+        for i, el in enumerate(els):
+            tag = local_name(el)
+            if tag == "text":
+                req = font_request(el)
+                self.fonts[i] = self.book.resolve(req)
+                self.sizes[i] = req.size_px
+            elif tag == "image" and self._drawn(el):
+                href = el.get(HREF) or el.get(XHREF) or ""
+                if is_composition_href(href):
+                    raise NanoframesError("nested-unsupported", f"{href!r}: nested compositions"
+                                          " are not supported yet", comp.path, el.sourceline)
+                self.images[i] = load_image(href, comp.directory, comp.project_root, comp.path,
+                                            el.sourceline)
+        self.measure: Callable[[Face, float, str], Box] | None = None
+
+    @staticmethod
+    def _drawn(el) -> bool:
+        return not any(local_name(a) in DROPPED_TAGS or local_name(a) == "defs" and False
+                       for a in el.iterancestors())
+
+    def faces(self) -> list[Face]:
+        """The distinct faces this composition's text resolves to, in a stable order."""
+        seen: dict[str, Face] = {}
+        for res in self.fonts.values():
+            seen.setdefault(res.face.name, res.face)
+        return [seen[k] for k in sorted(seen)]
+
+    def document(self, index: int | None = None, t: float | None = None) -> bytes:
+        """The rendered document for frame ``index`` (or the instant ``t``)."""
+        comp = self.comp
+        if t is None:
+            t = comp.time_of(index or 0)
+        root = copy.deepcopy(comp.root)
+        els = list(root.iter(etree.Element))
+        absent = []
+        for i, el in enumerate(els):
+            presence = self.presence[i]
+            fade = presence.factor(t) if presence else 1.0
+            if fade <= 0.0:
+                absent.append(el)
+                continue
+            _normalise_style(el)
+            if self.animations[i]:
+                self._animate(i, el, t)
+            _fold_colour_alpha(el)
+            if fade < 1.0:
+                el.set("opacity", fmt(_opacity(el, "opacity") * fade))
+            if i in self.fonts:
+                self._text(i, el)
+            elif i in self.images:
+                self._image(i, el)
+        for el in absent:
+            remove_keeping_tail(el)
+        _clean(root)
+        root.set("width", str(comp.width))
+        root.set("height", str(comp.height))
+        root.set("viewBox", comp.view_box or f"0 0 {comp.width} {comp.height}")
+        return etree.tostring(root, encoding="utf-8")
+
+    # --- per element ------------------------------------------------------------
+
+    def _animate(self, i: int, el, t: float) -> None:
+        from .timeline import values_for
+
+        values = values_for(self.animations[i], el, t)
+        transform = values.pop("transform", None)
+        for prop, value in values.items():
+            if value is None:
+                continue
+            if prop in OPACITY_PROPS and isinstance(value, float):
+                el.set(prop, fmt(clamp01(value)))
+            elif prop in COLOR_OPACITY and isinstance(value, tuple):
+                hex_, alpha = format_color(value)
+                el.set(prop, hex_)
+                if alpha < 1.0:
+                    pair = COLOR_OPACITY[prop]
+                    base = values.get(pair)
+                    base = clamp01(base) if isinstance(base, float) else _opacity(el, pair)
+                    el.set(pair, fmt(base * alpha))
+            elif prop in NUMERIC_PROPS and isinstance(value, float):
+                if prop in ("width", "height", "r", "rx", "ry", "stroke-width"):
+                    value = max(0.0, value)
+                el.set(prop, fmt(value))
+            elif isinstance(value, str):
+                el.set(prop, value)
+        if transform is not None:
+            pivot = None
+            if needs_auto_center(transform):
+                pivot = center(local_box(el, self._measure_text))
+            motion = transform_to_svg(transform, pivot)
+            if motion:
+                own = el.get("transform", "").strip()
+                el.set("transform", f"{own} {motion}".strip())
+
+    def _text(self, i: int, el) -> None:
+        res = self.fonts[i]
+        el.set("font-family", res.face.name)
+        el.set("font-size", fmt(self.sizes[i]))
+        for name in ("font-weight", "font-style"):
+            el.attrib.pop(name, None)
+        # ThorVG ignores opacity on <text>: fold it into the paint opacities.
+        opacity = _opacity(el, "opacity")
+        el.attrib.pop("opacity", None)
+        if opacity < 1.0:
+            for pair in ("fill-opacity", "stroke-opacity"):
+                el.set(pair, fmt(_opacity(el, pair) * opacity))
+        set_text(el, text_content(el))
+
+    def _measure_text(self, el) -> Box | None:
+        """Renderer-exact ink box of a <text> in its own user space."""
+        idx = None
+        for i, res in self.fonts.items():
+            if self.comp.elements[i].sourceline == el.sourceline:
+                idx = i
+                break
+        if idx is None:
+            return None
+        from .raster import get_rasterizer
+        from .text.fonts import face_bytes
+
+        face = self.fonts[idx].face
+        rast = get_rasterizer()
+        rast.register_font(face.name, face_bytes(face))
+        x, y, w, h = rast.text_bounds(face.name, self.sizes[idx], text_content(el))
+        ox, oy = float(el.get("x", 0) or 0), float(el.get("y", 0) or 0)
+        return (ox + x, oy + y, ox + x + w, oy + y + h)
+
+    def _image(self, i: int, el) -> None:
+        image = self.images[i]
+        for attr in (HREF, XHREF):
+            el.attrib.pop(attr, None)
+        el.set(HREF, image.data_uri)
+        x, y = _float(el, "x", 0.0), _float(el, "y", 0.0)
+        w, h = _float(el, "width", float(image.width)), _float(el, "height", float(image.height))
+        aspect = (el.get("data-aspect") or "stretch").strip()
+        # ThorVG ignores preserveAspectRatio on <image>: fit the box ourselves.
+        if aspect in ("contain", "cover") and w > 0 and h > 0:
+            fit = min if aspect == "contain" else max
+            s = fit(w / image.width, h / image.height)
+            fw, fh = image.width * s, image.height * s
+            if aspect == "cover":
+                _clip_to(el, i, x, y, w, h)
+            x, y, w, h = x + (w - fw) / 2, y + (h - fh) / 2, fw, fh
+        for name, v in (("x", x), ("y", y), ("width", w), ("height", h)):
+            el.set(name, fmt(v))
+        el.set("preserveAspectRatio", "none")
+
+
+def _clip_to(el, i: int, x: float, y: float, w: float, h: float) -> None:
+    root = el.getroottree().getroot()
+    clip = etree.SubElement(root, f"{{{SVG_NS}}}clipPath", id=f"nf-clip-{i}")
+    root.remove(clip)
+    root.insert(0, clip)
+    etree.SubElement(clip, f"{{{SVG_NS}}}rect", x=fmt(x), y=fmt(y), width=fmt(w), height=fmt(h))
+    el.set("clip-path", f"url(#nf-clip-{i})")
+
+
+def _float(el, name: str, default: float) -> float:
+    try:
+        return float((el.get(name) or "").strip().removesuffix("px"))
+    except ValueError:
+        return default
+
+
+def _opacity(el, name: str) -> float:
+    raw = el.get(name)
+    if raw is None:
+        return 1.0
+    raw = raw.strip()
+    try:
+        return clamp01(float(raw[:-1]) / 100 if raw.endswith("%") else float(raw))
+    except ValueError:
+        return 1.0
+
+
+def _normalise_style(el) -> None:
+    """Move ``style=`` declarations onto attributes (style wins, as in CSS)."""
+    style = el.attrib.pop("style", None)
+    if style:
+        for name, value in parse_style_attr(style).items():
+            if re.fullmatch(r"[a-z-]+", name):
+                el.set(name, value)
+
+
+def _fold_colour_alpha(el) -> None:
+    """ThorVG paints rgba() and 8-digit colours solid black: move alpha into *-opacity."""
+    for prop, pair in COLOR_OPACITY.items():
+        value = el.get(prop)
+        if value is None or _plain_hex(value):
+            continue
+        rgba = parse_color(value)
+        if rgba is None:
+            continue
+        hex_, alpha = format_color(rgba)
+        el.set(prop, hex_)
+        if alpha < 1.0:
+            el.set(pair, fmt(_opacity(el, pair) * alpha))
+
+
+def _clean(root) -> None:
+    """Drop what the rasterizer must not see: scripts, style sheets, comments,
+    nanoframes directives (data-*), and references that are not to this document."""
+    for node in list(root.iter(etree.Comment, etree.PI)):
+        remove_keeping_tail(node)
+    for el in list(root.iter(etree.Element)):
+        if local_name(el) in DROPPED_TAGS:
+            remove_keeping_tail(el)
+    for el in root.iter(etree.Element):
+        for name in [n for n in el.attrib if n.startswith("data-")]:
+            del el.attrib[name]
+        if local_name(el) != "image":
+            for name in (HREF, XHREF):
+                ref = el.get(name)
+                if ref is not None and not ref.startswith("#"):
+                    del el.attrib[name]
+
+
+def bake(comp: Composition, index: int | None = None, t: float | None = None) -> bytes:
+    """One-shot convenience: the document for one frame (builds a Baker)."""
+    return Baker(comp).document(index, t)

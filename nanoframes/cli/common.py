@@ -1,0 +1,37 @@
+"""Options and helpers shared by several subcommands."""
+
+from __future__ import annotations
+
+import argparse
+import os
+
+from ..composition import Composition
+from ..errors import NanoframesError
+
+
+def default_jobs() -> int:
+    return 1
+
+
+def add_jobs(p: argparse.ArgumentParser) -> None:
+    p.add_argument("-j", "--jobs", type=int, default=default_jobs(), metavar="N",
+                   help="worker processes (default 1; 0 = one per CPU)")
+    p.set_defaults(_fix_jobs=True)
+
+
+def jobs_value(n: int) -> int:
+    return max(1, os.cpu_count() or 1) if n == 0 else max(1, n)
+
+
+def frame_index(comp: Composition, frame: int | None, t: float | None) -> int:
+    """The frame a --frame/--t option names, validated against the film."""
+    if frame is None and t is not None:
+        if not (0 <= t < float(comp.duration)):
+            raise NanoframesError("frame-range", f"--t {t} is outside the film "
+                                  f"(0 to {float(comp.duration)} s)", comp.path)
+        frame = int(t * float(comp.fps) + 1e-9)
+    frame = frame or 0
+    if not 0 <= frame < comp.frame_count:
+        raise NanoframesError("frame-range", f"frame {frame} is outside the film "
+                              f"(0..{comp.frame_count - 1})", comp.path)
+    return frame

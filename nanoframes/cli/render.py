@@ -1,0 +1,47 @@
+"""``nanoframes render COMP --frame N -o f.png`` and ``nanoframes render COMP -o DIR``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..film import Film, film_frames
+from ..output import write_png
+from ..progress import Progress
+from .common import add_jobs, frame_index, jobs_value
+
+
+def register(sub) -> None:
+    p = sub.add_parser("render", help="render frames to PNG",
+                       description="Render one frame (--frame/--t) to a PNG file, or every "
+                       "frame into a directory as NNNNN.png.")
+    p.add_argument("composition", type=Path)
+    p.add_argument("-o", "--output", type=Path, required=True,
+                   help="a .png file (with --frame/--t) or a directory")
+    p.add_argument("--frame", type=int, help="frame index")
+    p.add_argument("--t", type=float, dest="t", metavar="SECONDS", help="time in seconds")
+    add_jobs(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    film = Film.open(args.composition)
+    comp = film.comp
+    if args.frame is not None or args.t is not None:
+        index = frame_index(comp, args.frame, args.t)
+        doc = film.baker.document(index, args.t)
+        write_png(film.raster(doc), args.output)
+        print(f"wrote {args.output} (frame {index} of {comp.frame_count}, "
+              f"{comp.width}x{comp.height})")
+        return 0
+    out: Path = args.output
+    if out.suffix.lower() == ".png":
+        raise SystemExit("nanoframes: -o names a .png file; add --frame N, or give a directory")
+    out.mkdir(parents=True, exist_ok=True)
+    digits = max(5, len(str(comp.frame_count - 1)))
+    with Progress(comp.frame_count, comp.id) as bar:
+        for i, frame in film_frames(film, jobs=jobs_value(args.jobs)):
+            write_png(frame, out / f"{i:0{digits}d}.png")
+            bar.advance()
+    print(f"wrote {comp.frame_count} frames to {out}/")
+    return 0

@@ -1,0 +1,30 @@
+"""``nanoframes svg COMP --frame N``: print the document the rasterizer receives."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from ..bake import Baker
+from ..composition import parse
+from .common import frame_index
+
+
+def register(sub) -> None:
+    p = sub.add_parser("svg", help="print the baked SVG document of one frame",
+                       description="Print the static SVG document that ThorVG receives for "
+                       "one frame (the clock resolved: presence, fades, animated values, "
+                       "fonts, embedded images).")
+    p.add_argument("composition", type=Path)
+    p.add_argument("--frame", type=int, help="frame index (default 0)")
+    p.add_argument("--t", type=float, dest="t", metavar="SECONDS", help="time in seconds")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    comp = parse(args.composition)
+    index = frame_index(comp, args.frame, args.t)
+    doc = Baker(comp).document(index, args.t)
+    sys.stdout.buffer.write(doc + b"\n")
+    return 0

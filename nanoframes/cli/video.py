@@ -1,0 +1,36 @@
+"""``nanoframes video COMP -o out.mp4``: H.264 through PyAV."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ..film import Film, film_frames
+from ..output import write_video
+from ..progress import Progress
+from .common import add_jobs, jobs_value
+
+
+def register(sub) -> None:
+    p = sub.add_parser("video", help="encode the film as an H.264 MP4",
+                       description="Encode every frame as H.264 (yuv420p, over black, odd "
+                       "sizes padded by one pixel) with pinned encoder settings.")
+    p.add_argument("composition", type=Path)
+    p.add_argument("-o", "--output", type=Path, required=True)
+    p.add_argument("--crf", type=int, default=18, help="x264 quality (default 18)")
+    add_jobs(p)
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    film = Film.open(args.composition)
+    comp = film.comp
+    with Progress(comp.frame_count, comp.id) as bar:
+        def frames():
+            for _, frame in film_frames(film, jobs=jobs_value(args.jobs)):
+                bar.advance()
+                yield frame
+        write_video(frames(), args.output, comp.width, comp.height, comp.fps, args.crf)
+    print(f"wrote {args.output} ({comp.frame_count} frames, {comp.width}x{comp.height} "
+          f"at {float(comp.fps):g} fps)")
+    return 0

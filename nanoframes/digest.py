@@ -1,0 +1,34 @@
+"""Frame and film digests (DESIGN.md, "Digests and the ledger").
+
+A frame's digest is SHA-256 over its raw straight-alpha RGBA bytes, row-major,
+so a PNG written by nanoframes can be verified independently. A film's digest
+is SHA-256 over its frame digests joined by newlines: order is identity.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import numpy
+
+# The ledger keeps this many hex characters of each frame digest: enough to
+# name the frames that moved, small enough to keep diffs of the ledger readable.
+SHORT = 16
+
+
+def frame_digest(rgba: numpy.ndarray) -> str:
+    """SHA-256 hex of a frame's straight RGBA bytes, hashed in place."""
+    if rgba.dtype != numpy.uint8:
+        # Any other dtype would hash a different byte layout than the PNG holds.
+        raise TypeError(f"a frame is uint8 RGBA, got {rgba.dtype}")
+    if not rgba.flags.c_contiguous:
+        # Only a strided view pays for a copy; the renderer's buffers never do.
+        rgba = numpy.ascontiguousarray(rgba)
+    # hashlib reads the array through the buffer protocol: no bytes copy.
+    return hashlib.sha256(rgba).hexdigest()
+
+
+def film_digest(frame_digests: Sequence[str]) -> str:
+    """SHA-256 hex over the frame digests (hex) joined by newlines, in frame order."""
+    return hashlib.sha256("\n".join(frame_digests).encode("ascii")).hexdigest()

@@ -1,0 +1,202 @@
+"""Frames of a composition: rendering, de-duplication, worker processes, writers.
+
+One rasterizer per process. Parallelism is worker processes started with
+``forkserver`` (Linux) or ``spawn``, never ``fork`` after ThorVG is loaded: a
+forked child can hang in ``Canvas.update`` (THORVG.md). Each worker parses the
+composition itself and renders a contiguous run of frames; results come back
+in frame order, so a film's bytes do not depend on the worker count.
+
+De-duplication: a held frame is free. The rendered document is hashed and a
+document already rasterized in this film is not rasterized again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import multiprocessing
+import os
+import sys
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Executor, ProcessPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .bake import Baker
+from .composition import Composition, parse
+from .digest import frame_digest
+from .raster import get_rasterizer
+
+_HELD = 8  # frames kept for de-duplication when frames themselves are returned
+
+
+def pool_context():
+    """forkserver where it exists (cheap starts, no fork of a ThorVG process), else spawn."""
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    return multiprocessing.get_context(method)
+
+
+def worker_pool(jobs: int) -> ProcessPoolExecutor:
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=pool_context(),
+                               initializer=_worker_init)
+
+
+def _worker_init() -> None:
+    # Workers inherit the parent's environment (thread count, locale); they must
+    # not print progress or read stdin.
+    sys.stdin = open(os.devnull)  # noqa: SIM115
+
+
+@dataclass
+class Film:
+    """A composition ready to render in this process."""
+
+    comp: Composition
+    baker: Baker = field(init=False)
+    dedup: bool = True
+
+    def __post_init__(self) -> None:
+        self.baker = Baker(self.comp)
+        self._registered = False
+        self.rasterized = 0  # documents actually rasterized (for benchmarks and tests)
+
+    @classmethod
+    def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True) -> Film:
+        return cls(parse(path, project_root), dedup=dedup)
+
+    def _prepare(self):
+        rast = get_rasterizer()
+        if not self._registered:
+            from .text.fonts import face_bytes
+
+            for face in self.baker.faces():
+                rast.register_font(face.name, face_bytes(face))
+            self._registered = True
+        return rast
+
+    def document(self, index: int) -> bytes:
+        return self.baker.document(index)
+
+    def raster(self, doc: bytes) -> np.ndarray:
+        """Pixels of a rendered document: a view, valid until the next raster call."""
+        self.rasterized += 1
+        return self._prepare().render(doc, self.comp.width, self.comp.height)
+
+    def frames(self, indices: Iterable[int] | None = None) -> Iterator[tuple[int, np.ndarray]]:
+        """(index, RGBA) in the given order. Arrays are read-only and may be shared
+        between held frames; copy one to keep it past the next iteration."""
+        held: OrderedDict[bytes, np.ndarray] = OrderedDict()
+        for i in self.indices(indices):
+            doc = self.document(i)
+            key = hashlib.sha256(doc).digest()
+            if self.dedup and key in held:
+                held.move_to_end(key)
+                yield i, held[key]
+                continue
+            frame = self.raster(doc)
+            if self.dedup:
+                frame = frame.copy()
+                frame.flags.writeable = False
+                held[key] = frame
+                if len(held) > _HELD:
+                    held.popitem(last=False)
+            yield i, frame
+
+    def digests(self, indices: Iterable[int] | None = None) -> list[str]:
+        """Full frame digests, hashing the canvas buffer in place."""
+        seen: dict[bytes, str] = {}
+        out = []
+        for i in self.indices(indices):
+            doc = self.document(i)
+            key = hashlib.sha256(doc).digest()
+            digest = seen.get(key) if self.dedup else None
+            if digest is None:
+                digest = frame_digest(self.raster(doc))
+                if self.dedup:
+                    seen[key] = digest
+            out.append(digest)
+        return out
+
+    def indices(self, indices: Iterable[int] | None) -> list[int]:
+        if indices is None:
+            return list(range(self.comp.frame_count))
+        return list(indices)
+
+
+# --- across processes ------------------------------------------------------------
+
+def chunks(indices: Sequence[int], jobs: int) -> list[list[int]]:
+    """Contiguous runs (held frames stay together), about 4 per worker for balance."""
+    if not indices:
+        return []
+    n = max(1, min(len(indices), jobs * 4))
+    size = -(-len(indices) // n)
+    return [list(indices[k:k + size]) for k in range(0, len(indices), size)]
+
+
+def _digest_task(path: str, root: str | None, indices: list[int], dedup: bool) -> list[str]:
+    film = _worker_film(path, root, dedup)
+    return film.digests(indices)
+
+
+def _frames_task(path: str, root: str | None, indices: list[int], dedup: bool) -> list[bytes]:
+    film = _worker_film(path, root, dedup)
+    return [frame.tobytes() for _, frame in film.frames(indices)]
+
+
+_worker_films: dict[tuple[str, str | None, bool], Film] = {}
+
+
+def _worker_film(path: str, root: str | None, dedup: bool) -> Film:
+    key = (path, root, dedup)
+    film = _worker_films.get(key)
+    if film is None:
+        _worker_films.clear()  # one composition at a time per worker: bounded memory
+        film = _worker_films[key] = Film.open(path, Path(root) if root else None, dedup)
+    return film
+
+
+def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1,
+                 pool: Executor | None = None) -> list[str]:
+    """Frame digests in index order, rendered here (jobs=1) or over worker processes."""
+    indices = film.indices(indices)
+    if jobs <= 1 and pool is None:
+        return film.digests(indices)
+    own = pool is None
+    pool = pool or worker_pool(jobs)
+    try:
+        args = (str(film.comp.path), str(film.comp.project_root), film.dedup)
+        futures = [pool.submit(_digest_task, args[0], args[1], c, args[2])
+                   for c in chunks(indices, jobs)]
+        return [d for f in futures for d in f.result()]
+    finally:
+        if own:
+            pool.shutdown()
+
+
+def film_frames(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
+                ) -> Iterator[tuple[int, np.ndarray]]:
+    """(index, RGBA) in index order; with jobs > 1 frames come from workers, a few
+    chunks ahead, so a whole film is never held in memory."""
+    indices = film.indices(indices)
+    if jobs <= 1:
+        yield from film.frames(indices)
+        return
+    shape = (film.comp.height, film.comp.width, 4)
+    with worker_pool(jobs) as pool:
+        args = (str(film.comp.path), str(film.comp.project_root), film.dedup)
+        pending = []
+        todo = iter(chunks(indices, jobs))
+        for c in todo:
+            pending.append((c, pool.submit(_frames_task, *args[:2], c, args[2])))
+            if len(pending) >= jobs * 2:
+                break
+        while pending:
+            c, fut = pending.pop(0)
+            nxt = next(todo, None)
+            if nxt is not None:
+                pending.append((nxt, pool.submit(_frames_task, *args[:2], nxt, args[2])))
+            for i, data in zip(c, fut.result()):
+                yield i, np.frombuffer(data, dtype=np.uint8).reshape(shape)

@@ -1,0 +1,236 @@
+"""The four inputs a frame is a function of (DESIGN.md, "the identity").
+
+Building blocks only: each function digests one component from plain values,
+so the composition model can be wired to them without this module knowing it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from lxml import etree
+
+NONE = "none"  # media / fonts when the composition has none
+
+# The toolchain's parts, in the order a report names them.
+TOOLCHAIN_PARTS = ("thorvg-python", "libthorvg", "nanoframes", "modules")
+
+# Read by lint only; they draw nothing, so editing them is not an edit.
+CHECK_ONLY_ATTRIBUTES = frozenset({"data-safe-margin", "data-palette-budget"})
+TIMELINE_TYPE = "application/nanoframes+json"
+
+_PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+@dataclass(frozen=True)
+class Identity:
+    """Each component is a SHA-256 hex digest, or ``"none"`` for media and fonts."""
+
+    source: str
+    media: str
+    fonts: str
+    toolchain: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {
+            "source": self.source,
+            "media": self.media,
+            "fonts": self.fonts,
+            "toolchain": self.toolchain,
+        }
+
+
+def _sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def _is_hex64(value: str) -> bool:
+    return len(value) == 64 and all(c in "0123456789abcdef" for c in value)
+
+
+def _file_sha256(path: str | Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+# --- toolchain -------------------------------------------------------------
+
+
+def modules_digest(directory: str | Path | None = None) -> str:
+    """SHA-256 over every ``*.py`` under ``directory`` (default: this package).
+
+    Only the ``nanoframes`` package counts: ``pytest_nanoframes`` reports
+    verdicts and draws nothing. Each file contributes its relative POSIX path
+    and its bytes' digest, so a rename moves the digest as well as an edit.
+    """
+    base = Path(directory) if directory is not None else _PACKAGE_DIR
+    files: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
+        for name in filenames:
+            path = Path(dirpath, name)
+            if name.endswith(".py") and path.is_file():
+                files.append((path.relative_to(base).as_posix(), path))
+    h = hashlib.sha256()
+    for rel, path in sorted(files):
+        h.update(rel.encode("utf-8") + b"\0" + _file_sha256(path).encode("ascii") + b"\n")
+    return h.hexdigest()
+
+
+def _libthorvg_sha256() -> str:
+    try:
+        from .raster import library_sha256
+    except ImportError:
+        # raster.py owns this; until it exists, hash the library the binding loaded.
+        from thorvg_python import engine
+
+        return _file_sha256(engine.THORVG_LIB._name)
+    return library_sha256()
+
+
+@cache
+def _toolchain_parts() -> tuple[tuple[str, str], ...]:
+    from importlib.metadata import version
+
+    from . import __version__
+
+    return (
+        ("thorvg-python", version("thorvg-python")),
+        ("libthorvg", _libthorvg_sha256()),
+        ("nanoframes", __version__),
+        ("modules", modules_digest()),
+    )
+
+
+def toolchain_parts() -> dict[str, str]:
+    """The toolchain's four parts, computed once per process (a fresh dict each call)."""
+    return dict(_toolchain_parts())
+
+
+def toolchain_digest(parts: Mapping[str, str]) -> str:
+    """SHA-256 over the parts as canonical JSON (sorted keys, compact)."""
+    return _sha256_hex(_canonical_json(dict(parts)).encode("utf-8"))
+
+
+# --- source ----------------------------------------------------------------
+
+
+def _canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _local(tag: str) -> str:
+    return tag.rsplit("}", 1)[-1]
+
+
+def _is_timeline(el: Any) -> bool:
+    return _local(el.tag) == "script" and (el.get("type") or "").strip() == TIMELINE_TYPE
+
+
+def _project(el: Any, in_text: bool) -> list[Any]:
+    """One element as ``[clark tag, [[name, value], ...], [children]]``.
+
+    Children are strings (character data) and nested lists (elements), with
+    comments and processing instructions removed and the text around them
+    joined, so ``a<!-- x -->b`` reads as ``ab``.
+    """
+    tag = el.tag
+    attrs = sorted(
+        [name, value] for name, value in el.attrib.items() if name not in CHECK_ONLY_ATTRIBUTES
+    )
+    # Whitespace between elements never draws, except inside <text>, where it
+    # can be a space on the canvas: there it is kept verbatim (over-invalidates
+    # a reindent of multi-line text rather than miss an edit that draws).
+    in_text = in_text or _local(tag) == "text"
+    content: list[Any] = []
+
+    def add_text(text: str | None) -> None:
+        if not text:
+            return
+        if content and isinstance(content[-1], str):
+            content[-1] += text
+        else:
+            content.append(text)
+
+    if _is_timeline(el):
+        raw = el.text or ""
+        try:
+            add_text(_canonical_json(json.loads(raw)))
+        except ValueError:
+            add_text(raw.strip())
+    else:
+        add_text(el.text)
+    for child in el:
+        if isinstance(child.tag, str):
+            content.append(_project(child, in_text))
+        elif isinstance(child, etree._Entity):  # unresolved: reads as its "&name;" text
+            add_text(child.text)
+        add_text(child.tail)
+    if not in_text:
+        content = [c for c in content if not isinstance(c, str) or c.strip()]
+    return [tag, attrs, content]
+
+
+def canonical_source(root: Any) -> bytes:
+    """The composition as the canonical projection DESIGN.md describes.
+
+    ``root`` is an lxml element (or tree). The projection is compact JSON of
+    nested ``[tag, sorted attributes, children]`` lists with namespace-qualified
+    (Clark) names, so prefixes, attribute order, comments, indentation and the
+    timeline's formatting do not move it; every character that can draw does.
+    The root's own tail lies outside the document and is ignored.
+    """
+    if hasattr(root, "getroot"):
+        root = root.getroot()
+    return _canonical_json(_project(root, False)).encode("utf-8")
+
+
+def source_digest(root: Any, extra: Sequence[tuple[str, str]] = ()) -> str:
+    """SHA-256 of the canonical source plus sorted ``(name, digest)`` extras.
+
+    ``extra`` carries nested compositions' source digests. Compact JSON has no
+    raw newline, so a newline cleanly separates the extras from the projection.
+    """
+    h = hashlib.sha256(canonical_source(root))
+    for name, digest in sorted(set(extra)):
+        h.update(b"\n" + name.encode("utf-8") + b"\0" + digest.encode("utf-8"))
+    return h.hexdigest()
+
+
+# --- media and fonts -------------------------------------------------------
+
+
+def _named_digests(pairs: Iterable[tuple[str, str]]) -> str:
+    """``"none"`` when empty, else SHA-256 over sorted, de-duplicated name NUL hex lines."""
+    unique = sorted(set(pairs))
+    if not unique:
+        return NONE
+    h = hashlib.sha256()
+    for name, digest in unique:
+        if not _is_hex64(digest):
+            raise ValueError(f"{name}: not a SHA-256 hex digest: {digest!r}")
+        h.update(name.encode("utf-8") + b"\0" + digest.encode("ascii") + b"\n")
+    return h.hexdigest()
+
+
+def media_digest(items: Iterable[tuple[str, bytes | str]]) -> str:
+    """Local images: ``(path relative to the composition, bytes or their SHA-256 hex)``."""
+    return _named_digests(
+        (name, _sha256_hex(data) if isinstance(data, (bytes, bytearray, memoryview)) else data)
+        for name, data in items
+    )
+
+
+def fonts_digest(faces: Iterable[tuple[str, str]]) -> str:
+    """Resolved faces: ``(face file basename, SHA-256 hex of the face's bytes)``."""
+    return _named_digests(faces)

@@ -1,0 +1,302 @@
+"""``tests/digests.json``: read, validate, merge, and write atomically.
+
+The ledger is the record a check compares against, so it is read strictly (a
+hand-edit or a bad merge is an error naming the key and field, never a silent
+guess) and written so that a crash leaves either the old or the new file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from itertools import pairwise
+from pathlib import Path
+from typing import Any
+
+from .digest import SHORT
+from .errors import NanoframesError
+from .identity import TOOLCHAIN_PARTS
+
+LEDGER_VERSION = 1
+
+IDENTITY_KEYS = ("source", "media", "fonts", "toolchain")
+_ENTRY_KEYS = {"digest", "frames", "sampled", "samples", "identity", "toolchain_parts",
+               "frame_digests"}
+_HEX = frozenset("0123456789abcdef")
+
+
+def _is_hex(value: object, length: int) -> bool:
+    return isinstance(value, str) and len(value) == length and set(value) <= _HEX
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One composition's record. ``frame_digests`` holds the first ``SHORT`` hex
+    of each frame digest: every frame, or one per sampled index."""
+
+    digest: str
+    frames: int
+    sampled: bool
+    samples: tuple[int, ...] | None
+    identity: dict[str, str]
+    toolchain_parts: dict[str, str]
+    frame_digests: tuple[str, ...]
+
+    @property
+    def indices(self) -> tuple[int, ...]:
+        """The frame indices ``frame_digests`` describe."""
+        return self.samples if self.samples is not None else tuple(range(self.frames))
+
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "digest": self.digest,
+            "frames": self.frames,
+            "sampled": self.sampled,
+            "identity": dict(self.identity),
+            "toolchain_parts": dict(self.toolchain_parts),
+            "frame_digests": list(self.frame_digests),
+        }
+        if self.samples is not None:
+            data["samples"] = list(self.samples)
+        return data
+
+    @classmethod
+    def from_json(cls, key: str, data: object, file: str | Path | None = None) -> Entry:
+        """Validate one entry strictly; 'ledger-invalid' names the key and the field."""
+
+        def bad(what: str) -> NanoframesError:
+            return NanoframesError("ledger-invalid", f"entry {key!r}: {what}", file)
+
+        if not isinstance(data, dict):
+            raise bad("must be an object")
+        unknown = sorted(set(data) - _ENTRY_KEYS)
+        if unknown:
+            raise bad(f"unknown field {unknown[0]!r}")
+        for name in _ENTRY_KEYS - {"samples"}:
+            if name not in data:
+                raise bad(f"missing field {name!r}")
+
+        digest = data["digest"]
+        if not _is_hex(digest, 64):
+            raise bad("field 'digest' must be 64 lowercase hex characters")
+        frames = data["frames"]
+        if not _is_int(frames) or frames < 1:
+            raise bad("field 'frames' must be a positive integer")
+        sampled = data["sampled"]
+        if not isinstance(sampled, bool):
+            raise bad("field 'sampled' must be true or false")
+
+        raw_samples = data.get("samples")
+        samples: tuple[int, ...] | None = None
+        if sampled:
+            if not isinstance(raw_samples, list) or not raw_samples:
+                raise bad("field 'samples' must list the sampled frame indices")
+            if not all(_is_int(i) and 0 <= i < frames for i in raw_samples):
+                raise bad(f"field 'samples' must hold frame indices in 0..{frames - 1}")
+            if any(a >= b for a, b in pairwise(raw_samples)):
+                raise bad("field 'samples' must be strictly increasing")
+            samples = tuple(raw_samples)
+        elif raw_samples is not None:
+            raise bad("field 'samples' is only allowed when 'sampled' is true")
+
+        identity = data["identity"]
+        if not isinstance(identity, dict) or sorted(identity) != sorted(IDENTITY_KEYS):
+            raise bad(f"field 'identity' must have exactly {', '.join(IDENTITY_KEYS)}")
+        for name in IDENTITY_KEYS:
+            value = identity[name]
+            if not (_is_hex(value, 64) or (name in ("media", "fonts") and value == "none")):
+                raise bad(f"field 'identity.{name}' must be a SHA-256 hex digest"
+                          + (' or "none"' if name in ("media", "fonts") else ""))
+
+        parts = data["toolchain_parts"]
+        if not isinstance(parts, dict) or sorted(parts) != sorted(TOOLCHAIN_PARTS):
+            raise bad(f"field 'toolchain_parts' must have exactly {', '.join(TOOLCHAIN_PARTS)}")
+        for name in TOOLCHAIN_PARTS:
+            if not isinstance(parts[name], str) or not parts[name]:
+                raise bad(f"field 'toolchain_parts.{name}' must be a non-empty string")
+
+        frame_digests = data["frame_digests"]
+        expected = len(samples) if samples is not None else frames
+        if not isinstance(frame_digests, list) or not all(_is_hex(d, SHORT)
+                                                           for d in frame_digests):
+            raise bad(f"field 'frame_digests' must list {SHORT}-hex frame digest prefixes")
+        if len(frame_digests) != expected:
+            raise bad(f"field 'frame_digests' has {len(frame_digests)} digests, "
+                      f"expected {expected} (one per {'sample' if sampled else 'frame'})")
+
+        return cls(
+            digest=digest,
+            frames=frames,
+            sampled=sampled,
+            samples=samples,
+            identity={name: identity[name] for name in IDENTITY_KEYS},
+            toolchain_parts={name: parts[name] for name in TOOLCHAIN_PARTS},
+            frame_digests=tuple(frame_digests),
+        )
+
+
+@dataclass
+class Ledger:
+    path: Path
+    entries: dict[str, Entry] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RecordSummary:
+    """What a merge did, each a sorted list of keys."""
+
+    added: list[str]
+    updated: list[str]
+    unchanged: list[str]
+    removed: list[str]
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.added or self.updated or self.removed)
+
+
+def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    # json.loads keeps the last of two equal keys; in a ledger that is a bad merge.
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise NanoframesError("ledger-invalid", f"duplicate key {key!r}")
+        out[key] = value
+    return out
+
+
+def _line_of(text: str, key: str) -> int | None:
+    """The line where ``"key":`` first appears, to point an error at its entry."""
+    at = text.find(json.dumps(key, ensure_ascii=False) + ":")
+    return text.count("\n", 0, at) + 1 if at >= 0 else None
+
+
+def read_ledger(path: Path) -> Ledger:
+    """The ledger at ``path``; an empty one when the file does not exist."""
+    path = Path(path)
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return Ledger(path, {})
+    except OSError as exc:
+        raise NanoframesError("ledger-unreadable", f"cannot read the ledger: {exc.strerror}",
+                              path) from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise NanoframesError("ledger-corrupt", f"not UTF-8: {exc.reason}", path) from None
+    try:
+        doc = json.loads(text, object_pairs_hook=_no_duplicates)
+    except json.JSONDecodeError as exc:
+        raise NanoframesError("ledger-corrupt", f"not valid JSON: {exc.msg}", path,
+                              exc.lineno, exc.colno) from None
+    except NanoframesError as exc:
+        raise NanoframesError(exc.code, exc.message, path) from None
+
+    if not isinstance(doc, dict):
+        raise NanoframesError("ledger-invalid", "the ledger must be a JSON object", path)
+    version = doc.get("version")
+    if not _is_int(version):
+        raise NanoframesError("ledger-invalid", "missing or non-integer 'version'", path)
+    if version != LEDGER_VERSION:
+        raise NanoframesError(
+            "ledger-invalid",
+            f"ledger version {version} is not supported (this nanoframes reads version "
+            f"{LEDGER_VERSION})", path)
+    unknown = sorted(set(doc) - {"version", "compositions"})
+    if unknown:
+        raise NanoframesError("ledger-invalid", f"unknown top-level field {unknown[0]!r}", path)
+    compositions = doc.get("compositions")
+    if not isinstance(compositions, dict):
+        raise NanoframesError("ledger-invalid", "'compositions' must be an object", path)
+
+    entries: dict[str, Entry] = {}
+    for key, data in compositions.items():
+        try:
+            entries[key] = Entry.from_json(key, data, path)
+        except NanoframesError as exc:
+            raise NanoframesError(exc.code, exc.message, path, _line_of(text, key)) from None
+    return Ledger(path, entries)
+
+
+def dumps(ledger: Ledger) -> str:
+    """The exact text ``write_ledger`` writes: sorted keys, 2-space indent, newline-ended."""
+    doc = {
+        "version": LEDGER_VERSION,
+        "compositions": {key: entry.to_json() for key, entry in ledger.entries.items()},
+    }
+    return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def write_ledger(ledger: Ledger) -> None:
+    """Write atomically: temp file in the same directory, fsync, rename, fsync the directory.
+
+    A crash at any moment leaves the old ledger or the new one, never a torn file.
+    """
+    path = Path(ledger.path)
+    data = dumps(ledger).encode("utf-8")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        mode = path.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = 0o644  # mkstemp's 0600 would make a committed file private
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_directory(path.parent)
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the rename itself durable; not possible (nor needed) on Windows.
+    if os.name != "posix":
+        return
+    fd = os.open(directory, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def merge(
+    old: Ledger, updates: Mapping[str, Entry], remove: Iterable[str] = ()
+) -> tuple[Ledger, RecordSummary]:
+    """A new ledger with ``updates`` applied and ``remove`` dropped; ``old`` is untouched."""
+    remove = set(remove)
+    both = remove & set(updates)
+    if both:
+        raise ValueError(f"both updated and removed: {sorted(both)}")
+    entries = dict(old.entries)
+    added: list[str] = []
+    updated: list[str] = []
+    unchanged: list[str] = []
+    removed = sorted(key for key in remove if key in entries)
+    for key in removed:
+        del entries[key]
+    for key, entry in updates.items():
+        previous = entries.get(key)
+        if previous is None:
+            added.append(key)
+        elif previous == entry:
+            unchanged.append(key)
+        else:
+            updated.append(key)
+        entries[key] = entry
+    summary = RecordSummary(sorted(added), sorted(updated), sorted(unchanged), removed)
+    return Ledger(old.path, dict(sorted(entries.items()))), summary

@@ -1,0 +1,136 @@
+"""Images a composition references: safe resolution, validation, ``data:`` URIs.
+
+No file outside the project root is ever read: absolute paths, ``file:`` and
+remote URLs, ``..`` escapes and symlinks that lead out are refused before any
+byte is read. Nested compositions (an href ending in ``.nf.svg``) are handled
+by :mod:`nanoframes.nested`.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import struct
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path, PurePosixPath
+
+from .errors import NanoframesError
+
+MAX_IMAGE_BYTES = 32 * 1024 * 1024
+MAX_IMAGE_SIDE = 16_384
+MAX_IMAGE_PIXELS = 64 * 1024 * 1024
+PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+@dataclass(frozen=True)
+class Image:
+    href: str            # as written, relative to the composition
+    path: Path           # resolved, inside the project
+    mime: str
+    width: int
+    height: int
+    sha256: str
+    data_uri: str
+
+
+def resolve_reference(href: str, comp_dir: Path, project_root: Path, file: Path,
+                      line: int | None = None) -> Path:
+    """The file an href names, or an error if it is remote, absolute or outside the project."""
+    if not href or not href.strip():
+        raise NanoframesError("image-href", "empty href", file, line)
+    if href.startswith("data:"):
+        raise NanoframesError("image-href", "inline data: images are not supported; reference "
+                              "a file in the project", file, line)
+    if _SCHEME.match(href) or href.startswith("//"):
+        raise NanoframesError("image-outside", f"{href!r} is a URL; only files inside the "
+                              "project can be referenced", file, line)
+    if href.startswith("/") or href.startswith("\\") or PurePosixPath(href).is_absolute() \
+            or re.match(r"^[A-Za-z]:[\\/]", href):
+        raise NanoframesError("image-outside", f"{href!r} is an absolute path; use a path "
+                              "relative to the composition", file, line)
+    root = project_root.resolve()
+    target = (comp_dir / href).resolve()  # follows symlinks: a link out is caught below
+    try:
+        target.relative_to(root)
+    except ValueError:
+        raise NanoframesError("image-outside", f"{href!r} resolves outside the project "
+                              f"({root})", file, line) from None
+    if not target.is_file():
+        raise NanoframesError("image-missing", f"{href!r} not found", file, line)
+    return target
+
+
+def _png_size(data: bytes) -> tuple[int, int] | None:
+    if len(data) >= 24 and data.startswith(PNG_MAGIC) and data[12:16] == b"IHDR":
+        return struct.unpack(">II", data[16:24])
+    return None
+
+
+def _jpeg_size(data: bytes) -> tuple[int, int] | None:
+    i = 2
+    while i + 9 < len(data):
+        if data[i] != 0xFF:
+            return None
+        marker = data[i + 1]
+        if marker in (0xD8, 0x01) or 0xD0 <= marker <= 0xD7:
+            i += 2
+            continue
+        seg = struct.unpack(">H", data[i + 2:i + 4])[0]
+        if 0xC0 <= marker <= 0xCF and marker not in (0xC4, 0xC8, 0xCC):
+            h, w = struct.unpack(">HH", data[i + 5:i + 9])
+            return w, h
+        i += 2 + seg
+    return None
+
+
+def _verify_decodes(data: bytes, href: str, file: Path, line: int | None) -> None:
+    from PIL import Image as PILImage
+
+    import io
+
+    try:
+        with PILImage.open(io.BytesIO(data)) as im:
+            im.verify()
+    except Exception as exc:  # Pillow raises many types for broken files
+        raise NanoframesError("image-invalid", f"{href!r} is not a readable image ({exc})",
+                              file, line) from None
+
+
+@lru_cache(maxsize=256)
+def _load(path: Path, mtime_ns: int, size: int, href: str, file: Path,
+          line: int | None) -> Image:
+    if size > MAX_IMAGE_BYTES:
+        raise NanoframesError("image-too-large", f"{href!r} is {size} bytes; the limit is "
+                              f"{MAX_IMAGE_BYTES}", file, line)
+    data = path.read_bytes()
+    if data.startswith(PNG_MAGIC):
+        mime, dims = "image/png", _png_size(data)
+    elif data.startswith(b"\xff\xd8"):
+        mime, dims = "image/jpeg", _jpeg_size(data)
+    else:
+        raise NanoframesError("image-invalid", f"{href!r} is neither PNG nor JPEG", file, line)
+    if dims is None:
+        raise NanoframesError("image-invalid", f"{href!r} has no readable size", file, line)
+    w, h = dims
+    if not (0 < w <= MAX_IMAGE_SIDE and 0 < h <= MAX_IMAGE_SIDE) or w * h > MAX_IMAGE_PIXELS:
+        raise NanoframesError("image-too-large", f"{href!r} declares {w}x{h} pixels; the limit "
+                              f"is {MAX_IMAGE_SIDE} a side and {MAX_IMAGE_PIXELS} in all",
+                              file, line)
+    _verify_decodes(data, href, file, line)
+    uri = f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
+    return Image(href, path, mime, w, h, hashlib.sha256(data).hexdigest(), uri)
+
+
+def load_image(href: str, comp_dir: Path, project_root: Path, file: Path,
+               line: int | None = None) -> Image:
+    """Resolve, read (once per process per file version) and validate an image."""
+    path = resolve_reference(href, comp_dir, project_root, file, line)
+    st = path.stat()
+    return _load(path, st.st_mtime_ns, st.st_size, href, file, line)
+
+
+def is_composition_href(href: str | None) -> bool:
+    return bool(href) and href.split("?", 1)[0].split("#", 1)[0].endswith(".nf.svg")

@@ -1,0 +1,461 @@
+"""The timeline: parse the embedded JSON, and say what each property is at time t.
+
+CONTRACT.md §3. Parsing rejects only what makes the timeline unreadable (bad
+JSON, wrong shape, a keyframe without a time, an unreadable selector, a
+non-finite number); unknown properties and easing names are kept for lint to
+report. Evaluation is plain double arithmetic with no tolerances, so a value at
+t is the same bits on every machine.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from bisect import bisect_right
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from .color import RGBA, lerp, lerp_color, parse_color
+from .easing import ease
+from .errors import NanoframesError
+
+ANIMATABLE: frozenset[str] = frozenset(
+    {
+        "opacity", "fill-opacity", "stroke-opacity",
+        "transform",
+        "fill", "stroke",
+        "stroke-width", "stroke-dashoffset",
+        "x", "y", "width", "height", "cx", "cy", "r", "rx", "ry", "x1", "y1", "x2", "y2",
+    }
+)
+COLOR_PROPERTIES: frozenset[str] = frozenset({"fill", "stroke"})
+
+
+# --- numbers -----------------------------------------------------------------
+
+
+def is_number(v: object) -> bool:
+    """A JSON number (bool is an int in Python, but not a number in JSON)."""
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def fmt(x: float) -> str:
+    """A number as bake writes it: 6 decimals at most, no trailing zeros, no '-0'.
+
+    ``'%.6f'`` is correctly rounded by CPython's own dtoa, so the text is the same
+    on every machine.
+    """
+    x = float(x)
+    if not math.isfinite(x):
+        raise ValueError(f"cannot write a non-finite number: {x!r}")
+    text = f"{x:.6f}".rstrip("0").rstrip(".")
+    return "0" if text in ("-0", "") else text
+
+
+def clamp01(x: float) -> float:
+    x = float(x)
+    if not x > 0.0:  # also NaN
+        return 0.0
+    return min(x, 1.0)
+
+
+# --- selectors ---------------------------------------------------------------
+
+# Liberal on purpose for ids and classes (authors use digits, non-ASCII), but no
+# character that would mean something else in CSS (. # , > : [ * whitespace).
+_NAME = r"[A-Za-z0-9_\-\u00a0-\U0010ffff]+"
+_SELECTOR_ITEM = re.compile(rf"#({_NAME})|\.({_NAME})|([A-Za-z_][A-Za-z0-9_\-]*)")
+
+
+@dataclass(frozen=True)
+class Selector:
+    """``#id``, ``.class``, a tag name, or a comma-separated list (any matches)."""
+
+    parts: tuple[tuple[str, str], ...]
+
+    def matches(self, element: Any) -> bool:
+        tag = getattr(element, "tag", None)
+        if not isinstance(tag, str):  # comments and processing instructions
+            return False
+        for kind, name in self.parts:
+            if kind == "id":
+                if element.get("id") == name:
+                    return True
+            elif kind == "class":
+                if name in (element.get("class") or "").split():
+                    return True
+            elif tag.rpartition("}")[2] == name:  # tag, namespace-insensitive
+                return True
+        return False
+
+    def __str__(self) -> str:
+        prefix = {"id": "#", "class": ".", "tag": ""}
+        return ", ".join(prefix[kind] + name for kind, name in self.parts)
+
+
+def parse_selector(text: str) -> Selector:
+    parts: list[tuple[str, str]] = []
+    for item in text.split(","):
+        m = _SELECTOR_ITEM.fullmatch(item.strip())
+        if m is None:
+            shown = item.strip() or "(empty)"
+            raise ValueError(
+                f"cannot read selector {text!r} at {shown!r}: "
+                "use #id, .class, a tag name, or a comma-separated list of those"
+            )
+        id_, class_, tag = m.groups()
+        if id_ is not None:
+            parts.append(("id", id_))
+        elif class_ is not None:
+            parts.append(("class", class_))
+        else:
+            parts.append(("tag", tag))
+    return Selector(tuple(parts))
+
+
+# --- the parsed model -----------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Keyframe:
+    """One keyframe. ``values`` holds every key but ``t`` and ``ease``, with
+    JSON-native values (lists and dicts as parsed; treat them as read-only)."""
+
+    t: float
+    values: Mapping[str, Any]
+    ease: str | None
+
+
+@dataclass(frozen=True)
+class Animation:
+    index: int
+    target: str
+    selector: Selector
+    keyframes: tuple[Keyframe, ...]
+
+    def properties(self) -> tuple[str, ...]:
+        """Every property some keyframe sets, in first-seen order."""
+        seen: dict[str, None] = {}
+        for kf in self.keyframes:
+            seen.update(dict.fromkeys(kf.values))
+        return tuple(seen)
+
+
+class _NonFinite:
+    """Stands in for NaN/Infinity/overflowing numbers until we know where they are."""
+
+    def __init__(self, token: str) -> None:
+        self.token = token
+
+
+def _parse_float(token: str) -> float | _NonFinite:
+    value = float(token)
+    return value if math.isfinite(value) else _NonFinite(token)
+
+
+def _parse_int(token: str) -> int | _NonFinite:
+    # An int too large for a double (or for int() itself) cannot be interpolated.
+    try:
+        value = int(token)
+        float(value)
+    except (ValueError, OverflowError):
+        return _NonFinite(token[:20] + ("..." if len(token) > 20 else ""))
+    return value
+
+
+def _find_non_finite(data: Any) -> tuple[str, str] | None:
+    """The first non-finite number in document order, with its path."""
+    # Iterative: the JSON may nest as deep as the parser allowed.
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        path, node = stack.pop()
+        if isinstance(node, _NonFinite):
+            return path or "(top)", node.token
+        if isinstance(node, dict):
+            items = [(f"{path}.{k}" if path else str(k), v) for k, v in node.items()]
+        elif isinstance(node, list):
+            items = [(f"{path}[{i}]", v) for i, v in enumerate(node)]
+        else:
+            continue
+        stack.extend(reversed(items))
+    return None
+
+
+def parse_timeline(
+    text: str, *, file: str | None = None, line: int | None = None
+) -> tuple[Animation, ...]:
+    """Parse ``{"animations": [...]}`` into animations in file order.
+
+    ``line`` is the file line on which ``text`` begins; a JSON syntax error is
+    reported on the file line it falls on, other errors on ``line``.
+    """
+
+    def fail(code: str, message: str, at: int | None = line) -> NanoframesError:
+        return NanoframesError(code, message, file, at)
+
+    try:
+        data = json.loads(
+            text,
+            parse_constant=_NonFinite,  # NaN, Infinity, -Infinity
+            parse_float=_parse_float,  # 1e999
+            parse_int=_parse_int,
+        )
+    except RecursionError:
+        raise fail("timeline-json", "timeline JSON nests too deeply") from None
+    except json.JSONDecodeError as e:
+        at = line + e.lineno - 1 if line is not None else None
+        raise fail(
+            "timeline-json",
+            f"timeline JSON does not parse: {e.msg} "
+            f"(timeline line {e.lineno}, column {e.colno})",
+            at,
+        ) from None
+
+    found = _find_non_finite(data)
+    if found is not None:
+        path, token = found
+        raise fail(
+            "timeline-number",
+            f"timeline value at {path} is {token}: only finite numbers are allowed",
+        )
+
+    if not isinstance(data, dict) or not isinstance(data.get("animations"), list):
+        raise fail("timeline-shape", 'the timeline must be an object {"animations": [...]}')
+
+    animations: list[Animation] = []
+    for index, raw in enumerate(data["animations"]):
+        where = f"animations[{index}]"
+        if not isinstance(raw, dict):
+            raise fail("timeline-shape", f"{where} must be an object with target and keyframes")
+        target = raw.get("target")
+        if not isinstance(target, str):
+            raise fail("timeline-shape", f'{where} needs a "target" selector string')
+        where = f"{where} (target {target!r})"
+        keyframes_raw = raw.get("keyframes")
+        if not isinstance(keyframes_raw, list):
+            raise fail("timeline-shape", f'{where} needs a "keyframes" list')
+        try:
+            selector = parse_selector(target)
+        except ValueError as e:
+            raise fail("selector-invalid", f"{where}: {e}") from None
+
+        keyframes: list[Keyframe] = []
+        for k, kf in enumerate(keyframes_raw):
+            if not isinstance(kf, dict):
+                raise fail("timeline-shape", f"{where} keyframes[{k}] must be an object")
+            t = kf.get("t")
+            if not is_number(t):
+                raise fail("keyframe-no-t", f'{where} keyframes[{k}] needs a numeric "t" (seconds)')
+            ease_name = kf.get("ease")
+            if ease_name is not None and not isinstance(ease_name, str):
+                # Kept as its JSON text so lint can name it; the render uses linear.
+                ease_name = json.dumps(ease_name, sort_keys=True)
+            values = {key: v for key, v in kf.items() if key not in ("t", "ease")}
+            keyframes.append(Keyframe(float(t), MappingProxyType(values), ease_name))
+        keyframes.sort(key=lambda kf: kf.t)  # stable: equal times keep file order
+        animations.append(Animation(index, target, selector, tuple(keyframes)))
+    return tuple(animations)
+
+
+# --- transforms ----------------------------------------------------------------
+
+
+def _pair(v: Any) -> tuple[float, float] | None:
+    if isinstance(v, (list, tuple)) and len(v) == 2 and all(is_number(x) for x in v):
+        return float(v[0]), float(v[1])
+    return None
+
+
+@dataclass(frozen=True)
+class TransformParts:
+    """A transform object normalised: identity defaults filled in."""
+
+    translate: tuple[float, float] = (0.0, 0.0)
+    rotate: float = 0.0
+    rotate_pivot: tuple[float, float] | None = None  # from "rotate": [deg, cx, cy]
+    scale: tuple[float, float] = (1.0, 1.0)
+    scale_is_pair: bool = False  # written as [sx, sy]: keep that shape
+    center: tuple[float, float] | str | None = None  # [cx, cy] or "auto"
+
+    def to_value(self) -> dict[str, Any]:
+        """Back to the JSON-shaped object of the contract."""
+        out: dict[str, Any] = {"translate": list(self.translate)}
+        out["rotate"] = (
+            [self.rotate, *self.rotate_pivot] if self.rotate_pivot is not None else self.rotate
+        )
+        out["scale"] = list(self.scale) if self.scale_is_pair else self.scale[0]
+        if self.center is not None:
+            out["center"] = self.center if isinstance(self.center, str) else list(self.center)
+        return out
+
+
+def parse_transform(value: Any) -> TransformParts | None:
+    """The transform object of a keyframe, or ``None`` if any known key is
+    malformed (lint reports it). Unknown keys are ignored here."""
+    if not isinstance(value, Mapping):
+        return None
+    translate: tuple[float, float] | None = (0.0, 0.0)
+    if "translate" in value:
+        translate = _pair(value["translate"])
+    rotate, pivot = 0.0, None
+    if "rotate" in value:
+        r = value["rotate"]
+        if is_number(r):
+            rotate = float(r)
+        elif isinstance(r, (list, tuple)) and len(r) == 3 and all(is_number(x) for x in r):
+            rotate, pivot = float(r[0]), (float(r[1]), float(r[2]))
+        else:
+            return None
+    scale: tuple[float, float] | None = (1.0, 1.0)
+    scale_is_pair = False
+    if "scale" in value:
+        s = value["scale"]
+        if is_number(s):
+            scale = (float(s), float(s))
+        else:
+            scale, scale_is_pair = _pair(s), True
+    center: tuple[float, float] | str | None = None
+    if "center" in value:
+        c = value["center"]
+        center = "auto" if c == "auto" else _pair(c)
+        if center is None:
+            return None
+    if translate is None or scale is None:
+        return None
+    return TransformParts(translate, rotate, pivot, scale, scale_is_pair, center)
+
+
+def _lerp_pair(a: tuple[float, float], b: tuple[float, float], p: float) -> tuple[float, float]:
+    return lerp(a[0], b[0], p), lerp(a[1], b[1], p)
+
+
+def _lerp_transform(a: TransformParts, b: TransformParts, p: float) -> TransformParts:
+    # Pivots do not travel: they come from the arriving keyframe, else the other.
+    return TransformParts(
+        translate=_lerp_pair(a.translate, b.translate, p),
+        rotate=lerp(a.rotate, b.rotate, p),
+        rotate_pivot=b.rotate_pivot if b.rotate_pivot is not None else a.rotate_pivot,
+        scale=_lerp_pair(a.scale, b.scale, p),
+        scale_is_pair=a.scale_is_pair or b.scale_is_pair,
+        center=b.center if b.center is not None else a.center,
+    )
+
+
+def needs_auto_center(value: Any) -> bool:
+    """Whether this transform value pivots on the element's own geometry box."""
+    return isinstance(value, Mapping) and value.get("center") == "auto"
+
+
+def transform_to_svg(
+    value: Mapping[str, Any], auto_center: tuple[float, float] | None = None
+) -> str:
+    """The SVG transform list for a transform object ('' for the identity).
+
+    Order translate, rotate, scale; a pivot c around op is
+    ``translate(c) op translate(-c)`` and adjacent translates are merged, so
+    ``center`` shared by rotate and scale costs one pair of translates. A
+    malformed value draws as the identity (lint reports it).
+    """
+    parts = value if isinstance(value, TransformParts) else parse_transform(value)
+    if parts is None:
+        return ""
+    if parts.center == "auto":
+        center = auto_center if auto_center is not None else (0.0, 0.0)
+    else:
+        center = parts.center if isinstance(parts.center, tuple) else (0.0, 0.0)
+
+    # (kind, args) ops; translates merge as they are pushed.
+    ops: list[tuple[str, tuple[float, ...]]] = []
+
+    def translate(x: float, y: float) -> None:
+        if ops and ops[-1][0] == "translate":
+            px, py = ops.pop()[1]
+            x, y = px + x, py + y
+        if x != 0.0 or y != 0.0:
+            ops.append(("translate", (x, y)))
+
+    def pivoted(op: tuple[str, tuple[float, ...]], c: tuple[float, float]) -> None:
+        translate(*c)
+        ops.append(op)
+        translate(-c[0], -c[1])
+
+    translate(*parts.translate)
+    if parts.rotate != 0.0:
+        pivot = parts.rotate_pivot if parts.rotate_pivot is not None else center
+        pivoted(("rotate", (parts.rotate,)), pivot)
+    if parts.scale != (1.0, 1.0):
+        sx, sy = parts.scale
+        pivoted(("scale", (sx,) if sx == sy else (sx, sy)), center)
+    return " ".join(f"{kind}({','.join(fmt(a) for a in args)})" for kind, args in ops)
+
+
+# --- values at t -------------------------------------------------------------
+
+
+def _settle(prop: str, v: Any) -> Any:
+    """A held value in the form an interpolated one would have."""
+    if prop in COLOR_PROPERTIES:
+        rgba = parse_color(v) if isinstance(v, str) else None
+        return rgba if rgba is not None else v
+    if is_number(v):
+        return float(v)
+    return v
+
+
+def _interpolate(prop: str, a: Any, b: Any, p: float) -> Any:
+    """a -> b at eased progress p; values of different shapes hold a."""
+    if prop in COLOR_PROPERTIES:
+        ca: RGBA | None = parse_color(a) if isinstance(a, str) else None
+        cb: RGBA | None = parse_color(b) if isinstance(b, str) else None
+        if ca is None or cb is None:
+            return _settle(prop, a)
+        return lerp_color(ca, cb, p)
+    if prop == "transform":
+        ta, tb = parse_transform(a), parse_transform(b)
+        if ta is None or tb is None:
+            return a
+        return _lerp_transform(ta, tb, p).to_value()
+    if is_number(a) and is_number(b):
+        return lerp(float(a), float(b), p)
+    return _settle(prop, a)
+
+
+def value_at(anim_keyframes: Sequence[Keyframe], prop: str, t: float) -> Any | None:
+    """``prop`` at time ``t`` from the keyframes that carry it (None if none do).
+
+    Colours come back as RGBA (or the raw value when unparseable, e.g. 'none'),
+    numbers as float, transforms as a contract-shaped object.
+    """
+    frames = [kf for kf in anim_keyframes if prop in kf.values]
+    if not frames:
+        return None
+    # The segment k0 -> k1 with k0.t <= t < k1.t; at a keyframe's exact time its
+    # own value shows, and of equal-time keyframes the last one in order does.
+    i = bisect_right([kf.t for kf in frames], t)
+    if i == 0:
+        return _settle(prop, frames[0].values[prop])
+    if i == len(frames):
+        return _settle(prop, frames[-1].values[prop])
+    k0, k1 = frames[i - 1], frames[i]
+    p = ease(k1.ease, (t - k0.t) / (k1.t - k0.t))  # the arriving keyframe's ease
+    return _interpolate(prop, k0.values[prop], k1.values[prop], p)
+
+
+def values_for(animations: Sequence[Animation], element: Any, t: float) -> dict[str, Any]:
+    """Every animatable property the timeline sets on ``element`` at ``t``.
+
+    Later animations override earlier ones property by property. Properties
+    outside ANIMATABLE are left out: lint reports them, and the render must not
+    write arbitrary attributes (an animated ``href`` would escape the sandbox).
+    """
+    out: dict[str, Any] = {}
+    for anim in animations:
+        if not anim.selector.matches(element):
+            continue
+        for prop in anim.properties():
+            if prop in ANIMATABLE:
+                out[prop] = value_at(anim.keyframes, prop, t)
+    return out

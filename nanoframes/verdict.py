@@ -1,0 +1,235 @@
+"""Verdicts: a fresh reading of a composition judged against its ledger entry.
+
+The verdict table of DESIGN.md. The one distinction that matters most is
+between ``changed`` (the digest moved and a recorded input moved with it) and
+``regression`` (the digest moved and every declared input is identical), so
+the reasons are computed from the recorded identity, never guessed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import Enum
+from pathlib import Path, PurePosixPath
+
+from .config import Config, relative_key
+from .digest import SHORT
+from .identity import TOOLCHAIN_PARTS
+from .ledger import Entry
+
+EXCUSED_ENV = "EXCUSED_COMPOSITIONS"
+SUFFIX = ".nf.svg"
+MAX_LISTED_FRAMES = 10
+
+
+class Kind(str, Enum):
+    MATCH = "match"
+    CHANGED = "changed"
+    REGRESSION = "regression"
+    ABSENT = "absent"
+    STALE = "stale"
+    ERROR = "error"
+
+
+@dataclass(frozen=True)
+class Verdict:
+    key: str
+    kind: Kind
+    reasons: tuple[str, ...] = ()
+    excused: str | None = None
+    digest: str | None = None
+    differing_frames: tuple[int, ...] = ()
+    compared_frames: int = 0
+    error: str | None = None
+    note: str | None = None
+
+    @property
+    def ok(self) -> bool:
+        """A match, or any verdict of an excused composition (exit status 0)."""
+        return self.kind is Kind.MATCH or self.excused is not None
+
+    def summary(self, record_hint: str = "--record") -> str:
+        """One human line; ``record_hint`` is the flag that records (CLI vs plugin)."""
+        text = self._body(record_hint)
+        if self.note:
+            text += f"; {self.note}"
+        return text
+
+    def _body(self, record_hint: str) -> str:
+        kind = self.kind
+        if kind is Kind.MATCH:
+            if self.reasons:
+                # Inputs moved yet every compared frame is the same: worth re-recording.
+                return f"match (recorded inputs moved: {', '.join(self.reasons)})"
+            return "match"
+        if kind is Kind.CHANGED:
+            text = f"changed: {', '.join(self.reasons)}"
+            if self.differing_frames:
+                text += f" ({self._frames_differ()})"
+            return text
+        if kind is Kind.REGRESSION:
+            if not self.differing_frames:
+                return "regression: the film digest differs but no recorded frame digest does"
+            return f"regression: {self._frames_differ()}"
+        if kind is Kind.ABSENT:
+            return f"absent: no ledger entry; record it with {record_hint}"
+        if kind is Kind.STALE:
+            return f"stale: the ledger has an entry but the file is gone; {record_hint} drops it"
+        return f"error: {self.error}"
+
+    def _frames_differ(self) -> str:
+        frames = self.differing_frames
+        listed = ", ".join(str(i) for i in frames[:MAX_LISTED_FRAMES])
+        if len(frames) > MAX_LISTED_FRAMES:
+            listed += ", …"
+        return f"{len(frames)} of {self.compared_frames} frames differ: {listed}"
+
+    def line(self, record_hint: str = "--record") -> str:
+        """The fixed one-line form the CLI and the plugin both print."""
+        if self.excused is None:
+            return f"{self.kind.value.upper()} {self.key}: {self.summary(record_hint)}"
+        # Reported on every run, a match loudest, so an exemption cannot outlive its cause.
+        tail = "; it matches: remove the exemption" if self.kind is Kind.MATCH else ""
+        return f"EXCUSED {self.key}: {self.summary(record_hint)} (excused: {self.excused}{tail})"
+
+
+@dataclass(frozen=True)
+class Reading:
+    """What a fresh render produced. ``frame_digests`` are full hex, one per index."""
+
+    key: str
+    identity: Mapping[str, str]
+    toolchain_parts: Mapping[str, str]
+    frames: int
+    indices: tuple[int, ...]
+    frame_digests: tuple[str, ...]
+    digest: str
+    sampled: bool = field(init=False)
+
+    def __post_init__(self) -> None:
+        if len(self.indices) != len(self.frame_digests):
+            raise ValueError("a reading needs one frame digest per rendered index")
+        object.__setattr__(self, "sampled", self.indices != tuple(range(self.frames)))
+
+
+def _reasons(reading: Reading, entry: Entry) -> tuple[str, ...]:
+    """Which recorded inputs moved, in the fixed order of the verdict table."""
+    reasons = [
+        f"{name} changed"
+        for name in ("source", "media", "fonts")
+        if reading.identity.get(name) != entry.identity.get(name)
+    ]
+    parts = [
+        name for name in TOOLCHAIN_PARTS
+        if reading.toolchain_parts.get(name) != entry.toolchain_parts.get(name)
+    ]
+    if parts:
+        reasons.append(f"toolchain changed ({', '.join(parts)})")
+    elif reading.identity.get("toolchain") != entry.identity.get("toolchain"):
+        reasons.append("toolchain changed")
+    if reading.frames != entry.frames:
+        reasons.append(f"frame count {entry.frames} → {reading.frames}")
+    return tuple(reasons)
+
+
+def judge(reading: Reading, entry: Entry | None, excused: str | None = None) -> Verdict:
+    """The verdict for ``reading`` against its ledger ``entry`` (None: not recorded)."""
+    key = reading.key
+    if entry is None:
+        return Verdict(key, Kind.ABSENT, excused=excused, digest=reading.digest)
+
+    reasons = _reasons(reading, entry)
+    note = None
+    compared: list[int] = []
+    differing: list[int] = []
+    if reading.frames == entry.frames:  # a film of another length cannot match
+        recorded = dict(zip(entry.indices, entry.frame_digests, strict=True))
+        for index, digest in zip(reading.indices, reading.frame_digests, strict=True):
+            if index in recorded:
+                compared.append(index)
+                if digest[:SHORT] != recorded[index]:
+                    differing.append(index)
+        if not compared and not reasons:
+            # Same inputs, disjoint samples: neither a match nor a regression can be shown.
+            return error(
+                key,
+                f"nothing to compare: the entry was sampled at {len(entry.indices)} frames "
+                f"and this reading rendered none of them; check in full or with the "
+                f"recorded sample count", excused)
+        if not compared:
+            matches = False
+        elif reading.sampled or entry.sampled:
+            if entry.sampled:
+                note = (f"the entry was sampled ({len(entry.indices)} of {entry.frames} frames); "
+                        f"this check compared {len(compared)} frames only")
+            else:
+                note = f"a sampled check: compared {len(compared)} of {entry.frames} frames"
+            matches = not differing
+        else:
+            matches = reading.digest == entry.digest
+    else:
+        matches = False
+
+    if matches:
+        kind = Kind.MATCH
+    elif reasons:
+        kind = Kind.CHANGED
+    else:
+        kind = Kind.REGRESSION
+    return Verdict(key, kind, reasons=reasons, excused=excused, digest=reading.digest,
+                   differing_frames=tuple(differing), compared_frames=len(compared), note=note)
+
+
+def stale(key: str, entry: Entry, excused: str | None = None) -> Verdict:
+    """A ledger entry whose composition file no longer exists."""
+    return Verdict(key, Kind.STALE, excused=excused, digest=entry.digest)
+
+
+def error(key: str, message: str, excused: str | None = None) -> Verdict:
+    """A composition that could not be read or rendered; ``message`` is one line."""
+    return Verdict(key, Kind.ERROR, excused=excused, error=message)
+
+
+def _normalise(name: str, root: Path) -> str:
+    name = name.strip().replace("\\", "/")
+    if PurePosixPath(name).is_absolute() or Path(name).is_absolute():
+        return relative_key(name, root)
+    return PurePosixPath(name).as_posix()  # drops "./" and doubled slashes
+
+
+def excused_list(config: Config, environ: Mapping[str, str] = os.environ) -> dict[str, str]:
+    """Excused names -> reason: ``[tool.nanoframes.excused]`` plus $EXCUSED_COMPOSITIONS.
+
+    Names are relative POSIX paths, file names or composition ids/stems. When
+    both sources name a composition, the configured reason (written by a human) wins.
+    """
+    result = {_normalise(name, config.root): reason for name, reason in config.excused.items()}
+    for name in environ.get(EXCUSED_ENV, "").split():
+        result.setdefault(_normalise(name, config.root), EXCUSED_ENV)
+    return result
+
+
+def excuse_for(key: str, excused: Mapping[str, str],
+               composition_id: str | None = None) -> str | None:
+    """The reason ``key`` is excused: listed by path, file name, stem or composition id."""
+    name = PurePosixPath(key).name
+    stem = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else PurePosixPath(name).stem
+    for candidate in (key, name, stem, composition_id):
+        if candidate and candidate in excused:
+            return excused[candidate]
+    return None
+
+
+def exit_status(verdicts: Iterable[Verdict]) -> int:
+    """0 when every verdict is ok; 2 when any un-excused one is an error (bad input,
+    as for a single-file command); else 1 when any is not ok."""
+    status = 0
+    for verdict in verdicts:
+        if verdict.ok:
+            continue
+        if verdict.kind is Kind.ERROR:
+            return 2
+        status = 1
+    return status
