@@ -1,1 +1,3 @@
-from nanoframes.cli import main; raise SystemExit(main())
+from nanoframes.cli import main
+
+raise SystemExit(main())

@@ -238,17 +238,23 @@ def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
         if not data.lstrip().startswith(b"<?xml") or b"encoding" not in data[:200]:
-            raise NanoframesError("xml-encoding", f"not UTF-8 (byte {exc.start})", path) \
-                from None
+            raise NanoframesError("xml-encoding", f"not UTF-8 (byte {exc.start})", path,
+                                  data.count(b"\n", 0, exc.start) + 1) from None
     try:
         tree = etree.fromstring(data, _parser()).getroottree()
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if exc.lineno else None
         msg = str(exc.msg if hasattr(exc, "msg") else exc).split(", line")[0]
+        if msg.startswith("Excessive depth"):  # libxml2's own cap, which is MAX_DEPTH
+            raise NanoframesError("too-deep", f"elements nest deeper than {MAX_DEPTH} levels",
+                                  path, line) from None
+        if msg.startswith("Unsupported encoding"):
+            raise NanoframesError("xml-encoding", msg, path, line) from None
         raise NanoframesError("xml-malformed", msg, path, line) from None
     if tree.docinfo.doctype or tree.docinfo.internalDTD is not None:
+        at = data.find(b"<!DOCTYPE")
         raise NanoframesError("xml-doctype", "a DOCTYPE (and so any entity) is not allowed",
-                              path, 1)
+                              path, data.count(b"\n", 0, at) + 1 if at >= 0 else 1)
     root = tree.getroot()
     if local_name(root) != "svg":
         raise NanoframesError("not-svg", f"the root element is <{local_name(root)}>, not <svg>",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
 try:  # Python 3.11+
@@ -55,7 +55,7 @@ class Config:
         return tuple((self.root / d).resolve() for d in self.font_dirs)
 
 
-@lru_cache(maxsize=None)
+@cache
 def load_config(root: Path | None = None) -> Config:
     """Read ``[tool.nanoframes]`` from ``root``/pyproject.toml (defaults if absent)."""
     root = Path(root).resolve() if root else find_project_root()

@@ -47,7 +47,7 @@ def resolve_reference(href: str, comp_dir: Path, project_root: Path, file: Path,
     if _SCHEME.match(href) or href.startswith("//"):
         raise NanoframesError("image-outside", f"{href!r} is a URL; only files inside the "
                               "project can be referenced", file, line)
-    if href.startswith("/") or href.startswith("\\") or PurePosixPath(href).is_absolute() \
+    if href.startswith(("/", "\\")) or PurePosixPath(href).is_absolute() \
             or re.match(r"^[A-Za-z]:[\\/]", href):
         raise NanoframesError("image-outside", f"{href!r} is an absolute path; use a path "
                               "relative to the composition", file, line)
@@ -87,14 +87,14 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
 
 
 def _verify_decodes(data: bytes, href: str, file: Path, line: int | None) -> None:
-    from PIL import Image as PILImage
-
     import io
+
+    from PIL import Image as PILImage
 
     try:
         with PILImage.open(io.BytesIO(data)) as im:
             im.verify()
-    except Exception as exc:  # Pillow raises many types for broken files
+    except Exception as exc:  # noqa: BLE001 - Pillow raises many types for broken files
         raise NanoframesError("image-invalid", f"{href!r} is not a readable image ({exc})",
                               file, line) from None
 

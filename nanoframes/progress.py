@@ -30,7 +30,7 @@ class Progress:
             sys.stderr.write("\n")
             sys.stderr.flush()
 
-    def __enter__(self) -> Progress:
+    def __enter__(self) -> Progress:  # noqa: PYI034
         return self
 
     def __exit__(self, *exc) -> None:

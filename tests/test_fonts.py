@@ -196,6 +196,26 @@ def test_candidate_origins_and_duplicates(tmp_path):
     assert shadowed["NotoSans-Bold"] and not shadowed["NotoSans-Bold-2"]
 
 
+@pytest.mark.skipif(not HOST_DEJAVU.with_name("DejaVuSansCondensed.ttf").exists(),
+                    reason="needs the host's DejaVu Sans Condensed")
+def test_legacy_family_name_reaches_a_width_variant(tmp_path):
+    # nameID 16 says "DejaVu Sans"; nameID 1 "DejaVu Sans Condensed" still selects it.
+    shutil.copy(HOST_DEJAVU, tmp_path / "DejaVuSans.ttf")
+    shutil.copy(HOST_DEJAVU.with_name("DejaVuSansCondensed.ttf"), tmp_path)
+    book = FontBook(project_dirs=[tmp_path], host_dirs=())
+    assert book.resolve("DejaVu Sans").face.name == "DejaVuSans"
+    assert book.resolve("dejavu sans condensed").face.name == "DejaVuSansCondensed"
+    assert all(r["reachable"] for r in describe_fonts(book))
+
+
+def test_symlink_loops_and_missing_dirs_are_harmless(tmp_path):
+    (tmp_path / "fonts").mkdir()
+    shutil.copy(BUNDLED / "NotoSans-Bold.ttf", tmp_path / "fonts" / "Only.ttf")
+    (tmp_path / "fonts" / "loop").symlink_to(tmp_path / "fonts")
+    book = FontBook(project_dirs=[tmp_path / "fonts", tmp_path / "missing"], host_dirs=())
+    assert [f.name for f in book.faces if f.origin == "project"] == ["Only"]
+
+
 def test_another_bundled_dir_changes_the_default(tmp_path):
     # Sorted file names decide the default family; its regular face leads.
     shutil.copy(BUNDLED / "NotoSerifDisplay-Bold.ttf", tmp_path / "A-Display.ttf")
