@@ -230,7 +230,7 @@ class Rasterizer:
     def text_bounds(
         self, face_name: str, size_px: float, text: str
     ) -> tuple[float, float, float, float]:
-        """Ink box ``(x, y, w, h)`` of ``text`` as ``<text x="0" y="0">`` draws it, in SVG user units.
+        """Ink box ``(x, y, w, h)`` of ``text`` as ``<text x="0" y="0">`` draws it (SVG units).
 
         Measured on a Text paint (no rasterizing) with the registered face at
         ``size_px``. Two loader behaviours are reproduced so the box matches the

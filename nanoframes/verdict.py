@@ -107,6 +107,8 @@ class Reading:
     frame_digests: tuple[str, ...]
     digest: str
     sampled: bool = field(init=False)
+    # Lets an exemption name a composition by its id; not part of the comparison.
+    composition_id: str | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         if len(self.indices) != len(self.frame_digests):

@@ -1,0 +1,152 @@
+"""A fresh reading of one composition: its identity and its frame digests.
+
+The one place the CLI (``nanoframes digest``) and the pytest plugin both go to
+render a composition for judging, so a verdict means the same in both.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from concurrent.futures import Executor
+from pathlib import Path
+
+from .bake import Baker
+from .composition import Composition
+from .config import Config, find_project_root, load_config, relative_key
+from .digest import SHORT, film_digest
+from .errors import NanoframesError
+from .film import Film, film_digests
+from .identity import (
+    Identity,
+    fonts_digest,
+    media_digest,
+    source_digest,
+    toolchain_digest,
+    toolchain_parts,
+)
+from .ledger import Entry, Ledger, read_ledger
+from .text.fonts import face_digest
+from .verdict import Reading, Verdict, error, excuse_for, excused_list, judge
+
+# (path, mtime_ns, size, inode) -> source digest; the projection is the only
+# costly part, media and fonts reuse digests media.py and text/fonts.py cache.
+_SOURCE_CACHE: dict[tuple[str, int, int, int], str] = {}
+
+
+def _source(comp: Composition) -> str:
+    try:
+        st = comp.path.stat()
+    except OSError:  # parsed from bytes that are no longer on disk: never cache
+        return source_digest(comp.root)
+    key = (str(comp.path), st.st_mtime_ns, st.st_size, st.st_ino)
+    digest = _SOURCE_CACHE.get(key)
+    if digest is None:
+        digest = _SOURCE_CACHE[key] = source_digest(comp.root)
+    return digest
+
+
+def media_items(comp: Composition, baker: Baker) -> list[tuple[str, str]]:
+    """``(path relative to the composition, SHA-256)`` of each image the baker loaded."""
+    base = comp.directory.resolve()
+    items = {(Path(os.path.relpath(img.path, base)).as_posix(), img.sha256)
+             for img in baker.images.values()}
+    return sorted(items)
+
+
+def font_items(baker: Baker) -> list[tuple[str, str]]:
+    """``(face file basename, SHA-256)`` of each face the text resolves to, fallback included."""
+    return sorted({(face.path.name, face_digest(face)) for face in baker.faces()})
+
+
+def composition_identity(comp: Composition, baker: Baker) -> Identity:
+    """The four components of ``comp``'s identity, as DESIGN.md defines them.
+
+    The toolchain (library bytes, module digest) is computed once per process;
+    the source projection once per file version.
+    """
+    return Identity(
+        source=_source(comp),
+        media=media_digest(media_items(comp, baker)),
+        fonts=fonts_digest(font_items(baker)),
+        toolchain=toolchain_digest(toolchain_parts()),
+    )
+
+
+def sample_indices(frame_count: int, n: int) -> tuple[int, ...]:
+    """``n`` evenly spaced frame indices, first and last included; every frame if
+    ``n >= frame_count``. Integer arithmetic, so the same on every machine."""
+    if n < 1:
+        raise ValueError(f"a sample needs at least one frame, got {n}")
+    if n >= frame_count:
+        return tuple(range(frame_count))
+    if n == 1:
+        return (0,)
+    span, steps = frame_count - 1, n - 1
+    # round(i * span / steps), half up; strictly increasing because span >= steps
+    return tuple((2 * i * span + steps) // (2 * steps) for i in range(n))
+
+
+def _config_for(path: str | Path, config: Config | None) -> Config:
+    return config if config is not None else load_config(find_project_root(Path(path).parent))
+
+
+def read_film(path: str | Path, *, config: Config | None = None, samples: int | None = None,
+              jobs: int = 1, dedup: bool = True, pool: Executor | None = None) -> Reading:
+    """Parse, identify and digest one composition (all frames, or ``samples`` of them)."""
+    config = _config_for(path, config)
+    film = Film.open(path, config.root, dedup=dedup)
+    comp = film.comp
+    identity = composition_identity(comp, film.baker)
+    indices = (sample_indices(comp.frame_count, samples) if samples
+               else tuple(range(comp.frame_count)))
+    digests = tuple(film_digests(film, indices, jobs=jobs, pool=pool))
+    return Reading(
+        key=relative_key(path, config.root),
+        identity=identity.as_dict(),
+        toolchain_parts=toolchain_parts(),
+        frames=comp.frame_count,
+        indices=tuple(indices),
+        frame_digests=digests,
+        digest=film_digest(digests),
+        composition_id=comp.id,
+    )
+
+
+def entry_from_reading(reading: Reading) -> Entry:
+    """The ledger entry that records ``reading``."""
+    return Entry(
+        digest=reading.digest,
+        frames=reading.frames,
+        sampled=reading.sampled,
+        samples=reading.indices if reading.sampled else None,
+        identity=dict(reading.identity),
+        toolchain_parts=dict(reading.toolchain_parts),
+        frame_digests=tuple(d[:SHORT] for d in reading.frame_digests),
+    )
+
+
+def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger | None = None,
+              samples: int | None = None, jobs: int = 1, dedup: bool = True,
+              excused: Mapping[str, str] | None = None, pool: Executor | None = None,
+              ) -> tuple[Verdict, Reading | None]:
+    """Read ``path`` and judge it against its ledger entry.
+
+    A composition that cannot be read or rendered is an ``error`` verdict with
+    the one-line message (never excused: an exemption covers a verdict, not a
+    broken file). A bad ledger or configuration raises: it concerns every
+    composition, not this one.
+    """
+    config = _config_for(path, config)
+    if ledger is None:
+        ledger = read_ledger(config.ledger_path)
+    if excused is None:
+        excused = excused_list(config)
+    key = relative_key(path, config.root)
+    try:
+        reading = read_film(path, config=config, samples=samples, jobs=jobs, dedup=dedup,
+                            pool=pool)
+    except NanoframesError as exc:
+        return error(key, str(exc)), None
+    reason = excuse_for(key, excused, reading.composition_id)
+    return judge(reading, ledger.entries.get(key), excused=reason), reading
