@@ -104,6 +104,9 @@ class Baker:
                 self.images[i] = load_image(href, comp.directory, comp.project_root, comp.path,
                                             el.sourceline)
         self.measure: Callable[[Face, float, str], Box] | None = None
+        self._cached_template = None
+        self.index: int | None = None
+        self.t: float | None = None
 
     @staticmethod
     def _drawn(el) -> bool:
@@ -118,36 +121,77 @@ class Baker:
         return [seen[k] for k in sorted(seen)]
 
     def document(self, index: int | None = None, t: float | None = None) -> bytes:
-        """The rendered document for frame ``index`` (or the instant ``t``)."""
+        """The rendered document for frame ``index`` (or the instant ``t``).
+
+        Only the elements that can change with time are worked on per frame
+        (see ``_template``); everything else was resolved once.
+        """
         comp = self.comp
         if t is None:
             t = comp.time_of(index or 0)
-        root = copy.deepcopy(comp.root)
+        self.index, self.t = index, t  # the frame being baked, for per-frame text
+        template, positions = self._template()
+        root = copy.deepcopy(template)
         els = list(root.iter(etree.Element))
         absent = []
-        for i, el in enumerate(els):
+        for pos, i in positions:
+            el = els[pos]
             presence = self.presence[i]
             fade = presence.factor(t) if presence else 1.0
             if fade <= 0.0:
                 absent.append(el)
                 continue
-            _normalise_style(el)
-            if self.animations[i]:
-                self._animate(i, el, t)
-            _fold_colour_alpha(el)
-            if fade < 1.0:
-                el.set("opacity", fmt(_opacity(el, "opacity") * fade))
-            if i in self.fonts:
-                self._text(i, el)
-            elif i in self.images:
-                self._image(i, el)
+            self._resolve(i, el, t, fade)
+            _strip_directives(el)
         for el in absent:
             remove_keeping_tail(el)
-        _clean(root)
+        return etree.tostring(root, encoding="utf-8")
+
+    def _is_dynamic(self, i: int, el) -> bool:
+        """Whether element ``i`` can look different from one frame to the next."""
+        if self.animations[i] or self.presence[i] is not None:
+            return True
+        if el.get("data-frame-text") is not None:
+            return True
+        return local_name(el) == "image" and is_composition_href(el.get(HREF) or el.get(XHREF))
+
+    def _template(self):
+        """The document with every time-independent element already resolved, and
+        the (position in document order, element index) of the dynamic ones."""
+        if self._cached_template is not None:
+            return self._cached_template
+        comp = self.comp
+        root = copy.deepcopy(comp.root)
+        els = list(root.iter(etree.Element))  # aligned with comp.elements
+        dynamic: dict[int, int] = {}
+        for i, el in enumerate(els):
+            if self._is_dynamic(i, el):
+                dynamic[id(el)] = i
+            else:
+                self._resolve(i, el, None, 1.0)
+        _clean(root, keep=set(dynamic))
         root.set("width", str(comp.width))
         root.set("height", str(comp.height))
         root.set("viewBox", comp.view_box or f"0 0 {comp.width} {comp.height}")
-        return etree.tostring(root, encoding="utf-8")
+        positions = [(pos, dynamic[id(el)]) for pos, el in enumerate(root.iter(etree.Element))
+                     if id(el) in dynamic]
+        del els
+        self._cached_template = (root, positions)
+        return self._cached_template
+
+    def _resolve(self, i: int, el, t: float | None, fade: float) -> None:
+        """Resolve one element in place: style, animated values at ``t`` (None for a
+        static element), colour alpha, the fade, text and images."""
+        _normalise_style(el)
+        if t is not None and self.animations[i]:
+            self._animate(i, el, t)
+        _fold_colour_alpha(el)
+        if fade < 1.0:
+            el.set("opacity", fmt(_opacity(el, "opacity") * fade))
+        if i in self.fonts:
+            self._text(i, el)
+        elif i in self.images:
+            self._image(i, el)
 
     # --- per element ------------------------------------------------------------
 
@@ -289,22 +333,29 @@ def _fold_colour_alpha(el) -> None:
             el.set(pair, fmt(_opacity(el, pair) * alpha))
 
 
-def _clean(root) -> None:
+def _clean(root, keep: set[int] = frozenset()) -> None:
     """Drop what the rasterizer must not see: scripts, style sheets, comments,
-    nanoframes directives (data-*), and references that are not to this document."""
+    nanoframes directives (data-*), and references that are not to this document.
+    Elements whose ``id()`` is in ``keep`` keep their directives (they are
+    resolved per frame, then stripped)."""
     for node in list(root.iter(etree.Comment, etree.PI)):
         remove_keeping_tail(node)
     for el in list(root.iter(etree.Element)):
         if local_name(el) in DROPPED_TAGS:
             remove_keeping_tail(el)
     for el in root.iter(etree.Element):
-        for name in [n for n in el.attrib if n.startswith("data-")]:
-            del el.attrib[name]
+        if id(el) not in keep:
+            _strip_directives(el)
         if local_name(el) != "image":
             for name in (HREF, XHREF):
                 ref = el.get(name)
                 if ref is not None and not ref.startswith("#"):
                     del el.attrib[name]
+
+
+def _strip_directives(el) -> None:
+    for name in [n for n in el.attrib if n.startswith("data-")]:
+        del el.attrib[name]
 
 
 def bake(comp: Composition, index: int | None = None, t: float | None = None) -> bytes:

@@ -95,7 +95,8 @@ def _verify_decodes(data: bytes, href: str, file: Path, line: int | None) -> Non
         with PILImage.open(io.BytesIO(data)) as im:
             im.verify()
     except Exception as exc:  # noqa: BLE001 - Pillow raises many types for broken files
-        raise NanoframesError("image-invalid", f"{href!r} is not a readable image ({exc})",
+        detail = re.sub(r"\s*<[^<>]* at 0x[0-9a-fA-F]+>", "", str(exc))  # no addresses
+        raise NanoframesError("image-invalid", f"{href!r} is not a readable image ({detail})",
                               file, line) from None
 
 

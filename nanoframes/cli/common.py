@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import math
 import os
+from fractions import Fraction
 
 from ..composition import Composition
 from ..errors import NanoframesError
@@ -29,7 +31,9 @@ def frame_index(comp: Composition, frame: int | None, t: float | None) -> int:
         if not (0 <= t < float(comp.duration)):
             raise NanoframesError("frame-range", f"--t {t} is outside the film "
                                   f"(0 to {float(comp.duration)} s)", comp.path)
-        frame = int(t * float(comp.fps) + 1e-9)
+        # The frame showing at t: floor(t × fps) in exact decimal arithmetic (the t the
+        # user typed), at most the last frame (rounding the count down can leave a tail).
+        frame = min(math.floor(Fraction(repr(t)) * comp.fps), comp.frame_count - 1)
     frame = frame or 0
     if not 0 <= frame < comp.frame_count:
         raise NanoframesError("frame-range", f"frame {frame} is outside the film "

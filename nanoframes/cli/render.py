@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..errors import NanoframesError
 from ..film import Film, film_frames
 from ..output import write_png
 from ..progress import Progress
@@ -29,14 +30,15 @@ def run(args: argparse.Namespace) -> int:
     comp = film.comp
     if args.frame is not None or args.t is not None:
         index = frame_index(comp, args.frame, args.t)
-        doc = film.baker.document(index, args.t)
+        doc = film.baker.document(index)  # --t selects a frame of the film
         write_png(film.raster(doc), args.output)
         print(f"wrote {args.output} (frame {index} of {comp.frame_count}, "
               f"{comp.width}x{comp.height})")
         return 0
     out: Path = args.output
     if out.suffix.lower() == ".png":
-        raise SystemExit("nanoframes: -o names a .png file; add --frame N, or give a directory")
+        raise NanoframesError("output-invalid", f"-o {out} names a .png file; add --frame N "
+                              "(or --t SECONDS), or give a directory for every frame")
     out.mkdir(parents=True, exist_ok=True)
     digits = max(5, len(str(comp.frame_count - 1)))
     with Progress(comp.frame_count, comp.id) as bar:

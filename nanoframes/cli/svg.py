@@ -25,6 +25,6 @@ def register(sub) -> None:
 def run(args: argparse.Namespace) -> int:
     comp = parse(args.composition)
     index = frame_index(comp, args.frame, args.t)
-    doc = Baker(comp).document(index, args.t)
+    doc = Baker(comp).document(index)  # --t selects a frame of the film
     sys.stdout.buffer.write(doc + b"\n")
     return 0

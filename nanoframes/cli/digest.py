@@ -1,0 +1,207 @@
+"""``nanoframes digest``: film digests, and checking or recording them in the ledger."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from ..config import find_project_root, load_config
+from ..progress import Progress
+from ..reading import read_film
+from ..sweep import check, collect, record
+from ..verdict import Kind, Verdict
+from .common import add_jobs, jobs_value
+
+EPILOG = """\
+modes:
+  (neither)   print each composition's film digest; the ledger is not read
+  --check     judge each composition against the ledger: MATCH, CHANGED (an
+              input moved; the reasons name it), REGRESSION (same inputs,
+              different frames), ABSENT (no entry), STALE (an entry whose file
+              is gone, only on a full sweep), or EXCUSED (from
+              [tool.nanoframes.excused] or $EXCUSED_COMPOSITIONS; printed on
+              every run, a match included)
+  --record    write fresh readings into the ledger (atomically); a regression
+              or a corrupt ledger is not overwritten without --force
+
+With no PATH (or with --all) the sweep covers [tool.nanoframes] compositions
+(default examples/**/*.nf.svg). Ledger keys are relative to the project root.
+
+exit status (the same with --json):
+  0  every composition matches or is excused (--record: all recorded)
+  1  a non-excused changed, regression, absent or stale (--record: a
+     regression refused)
+  2  a composition that cannot be read or rendered, a bad ledger or
+     configuration, or bad usage
+"""
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "digest", help="film digests; check or record them in the ledger",
+        description="Digest compositions (SHA-256 over each frame's RGBA; a film's digest "
+        "over its frame digests) and check or record them in the ledger.",
+        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("paths", nargs="*", type=Path, metavar="PATH",
+                   help="composition files or directories (default: the configured globs)")
+    p.add_argument("--all", action="store_true", dest="all_",
+                   help="sweep every configured composition (and report stale entries)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--check", action="store_true", help="judge against the ledger")
+    mode.add_argument("--record", action="store_true", help="record into the ledger")
+    p.add_argument("--force", action="store_true",
+                   help="with --record: overwrite regressions and a corrupt ledger")
+    p.add_argument("--samples", type=_positive, metavar="N",
+                   help="digest N evenly spaced frames instead of every frame")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--ledger", type=Path, metavar="PATH",
+                   help="the ledger file (default: [tool.nanoframes] ledger)")
+    p.add_argument("--no-dedup", action="store_false", dest="dedup",
+                   help="rasterize held frames again (for benchmarks)")
+    add_jobs(p)
+    p.set_defaults(func=run)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def run(args: argparse.Namespace) -> int:
+    if args.force and not args.record:
+        print("nanoframes digest: --force only applies to --record", file=sys.stderr)
+        return 2
+    start = args.paths[0] if args.paths else Path.cwd()
+    config = load_config(find_project_root(start))
+    jobs = jobs_value(args.jobs)
+    targets = collect(args.paths, config, args.all_)
+    bar = Progress(len(targets), "digest")
+    opts: dict[str, Any] = dict(config=config, samples=args.samples, jobs=jobs, dedup=args.dedup,
+                                all_=args.all_, progress=lambda _v: bar.advance())
+    ledger = args.ledger.absolute() if args.ledger else config.ledger_path
+    with bar:
+        if args.record:
+            result = record(args.paths, ledger_path=ledger, force=args.force, **opts)
+            status = result.exit_status
+            out = _record_output(result, args.json)
+        elif args.check:
+            sweep = check(args.paths, ledger_path=ledger, **opts)
+            status = sweep.exit_status
+            out = _check_output(sweep.verdicts, args.json)
+        else:
+            status, out = _plain(targets, config, args, jobs)
+    if args.json:
+        out["exit_status"] = status
+        out["ledger"] = os.fspath(ledger)
+        print(json.dumps(out, indent=2, ensure_ascii=False))
+    return status
+
+
+def verdict_json(v: Verdict) -> dict[str, Any]:
+    return {"key": v.key, "verdict": v.kind.value, "reasons": list(v.reasons),
+            "excused": v.excused, "digest": v.digest,
+            "differing_frames": list(v.differing_frames), "compared_frames": v.compared_frames,
+            "error": v.error, "note": v.note, "line": v.line()}
+
+
+def _tally(verdicts: list[Verdict]) -> str:
+    counts = Counter("excused" if v.excused else v.kind.value for v in verdicts)
+    order = ("match", "changed", "regression", "absent", "stale", "error", "excused")
+    parts = [f"{counts[k]} {k}" for k in order if counts[k]]
+    n = len(verdicts)
+    return f"{n} composition{'s' if n != 1 else ''}: {', '.join(parts) or 'nothing to check'}"
+
+
+def _excused_to_stderr(verdicts: list[Verdict]) -> None:
+    # With --json stdout is one JSON object, yet an exemption is never silent.
+    for v in verdicts:
+        if v.excused:
+            print(v.line(), file=sys.stderr)
+
+
+def _check_output(verdicts: list[Verdict], as_json: bool) -> dict[str, Any]:
+    if as_json:
+        _excused_to_stderr(verdicts)
+        return {"mode": "check", "verdicts": [verdict_json(v) for v in verdicts],
+                "summary": _tally(verdicts)}
+    for v in verdicts:
+        print(v.line())
+    print(_tally(verdicts))
+    return {}
+
+
+def _record_output(result, as_json: bool) -> dict[str, Any]:
+    s = result.summary
+    by_key = {v.key: v for v in result.verdicts}
+    if as_json:
+        _excused_to_stderr(result.verdicts)
+        return {"mode": "record", "added": s.added, "updated": s.updated,
+                "unchanged": s.unchanged, "removed": s.removed,
+                "refused": [verdict_json(v) for v in result.refused],
+                "errors": [verdict_json(v) for v in result.errors],
+                "verdicts": [verdict_json(v) for v in result.verdicts],
+                "written": result.written}
+    for key in s.added:
+        print(f"added      {key}")
+    for key in s.updated:
+        print(f"updated    {key}: {by_key[key].summary()}" if key in by_key else
+              f"updated    {key}")
+    for key in s.unchanged:
+        print(f"unchanged  {key}")
+    for key in s.removed:
+        print(f"removed    {key} (stale: the file is gone)")
+    for v in result.refused:
+        print(f"REFUSED {v.key}: {v.summary()}; not recorded (--force overwrites it)")
+    for v in result.errors:
+        print(v.line())
+    for v in result.verdicts:
+        if v.excused and v.kind is not Kind.ERROR:
+            print(v.line())
+    print(f"{len(s.added)} added, {len(s.updated)} updated, {len(s.unchanged)} unchanged, "
+          f"{len(s.removed)} removed, {len(result.refused)} refused, "
+          f"{len(result.errors)} failed" + ("" if result.written else "; ledger not rewritten"))
+    return {}
+
+
+def _plain(targets: list[Path], config, args: argparse.Namespace, jobs: int
+           ) -> tuple[int, dict[str, Any]]:
+    """Digests only: no ledger read, nothing judged."""
+    from ..config import relative_key
+    from ..errors import NanoframesError
+    from ..film import worker_pool
+
+    rows: list[dict[str, Any]] = []
+    status = 0
+    pool = worker_pool(jobs) if jobs > 1 else None
+    try:
+        for path in targets:
+            try:
+                r = read_film(path, config=config, samples=args.samples, jobs=jobs,
+                              dedup=args.dedup, pool=pool)
+            except NanoframesError as exc:
+                status = 2
+                rows.append({"key": relative_key(path, config.root), "error": str(exc)})
+                if not args.json:
+                    print(f"ERROR {rows[-1]['key']}: {exc}")
+                continue
+            rows.append({"key": r.key, "digest": r.digest, "frames": r.frames,
+                         "sampled": r.sampled, "indices": list(r.indices),
+                         "identity": dict(r.identity), "frame_digests": list(r.frame_digests)})
+            if not args.json:
+                extent = (f"{len(r.indices)} of {r.frames} frames sampled" if r.sampled
+                          else f"{r.frames} frames")
+                print(f"{r.digest}  {r.key}  ({extent})")
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return status, {"mode": "digest", "compositions": rows}

@@ -1,0 +1,50 @@
+"""``nanoframes identity COMP``: the four inputs a frame is a function of."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from ..config import find_project_root, load_config, relative_key
+from ..film import Film
+from ..identity import TOOLCHAIN_PARTS, toolchain_parts
+from ..reading import composition_identity, font_items, media_items
+
+
+def register(sub) -> None:
+    p = sub.add_parser(
+        "identity", help="print a composition's identity",
+        description="Print the four identity components (source, media, fonts, toolchain) "
+        "and the toolchain's four parts, with the files media and fonts cover.")
+    p.add_argument("composition", type=Path)
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    config = load_config(find_project_root(args.composition.absolute().parent))
+    film = Film.open(args.composition, config.root)
+    identity = composition_identity(film.comp, film.baker)
+    parts = toolchain_parts()
+    media = media_items(film.comp, film.baker)
+    fonts = font_items(film.baker)
+    if args.json:
+        print(json.dumps({
+            "key": relative_key(args.composition, config.root),
+            "identity": identity.as_dict(),
+            "toolchain_parts": parts,
+            "media_files": dict(media),
+            "font_files": dict(fonts),
+        }, indent=2))
+        return 0
+    print(relative_key(args.composition, config.root))
+    for name, value in identity.as_dict().items():
+        print(f"  {name:<10} {value}")
+        covered = {"media": media, "fonts": fonts}.get(name, [])
+        for file, digest in covered:
+            print(f"    {file}  {digest[:16]}")
+        if name == "toolchain":
+            for part in TOOLCHAIN_PARTS:
+                print(f"    {part:<14} {parts[part]}")
+    return 0

@@ -1,0 +1,203 @@
+"""Many compositions at once: collect them, check them against the ledger, record them.
+
+One worker pool serves the whole sweep; one bad composition is reported with
+its error and the rest are still checked. Stale entries (a recorded file that
+is gone) are only judged, and only removed, when the sweep covers everything.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .config import Config, relative_key
+from .errors import NanoframesError
+from .film import worker_pool
+from .ledger import Entry, Ledger, RecordSummary, merge, read_ledger, write_ledger
+from .reading import check_one, entry_from_reading
+from .verdict import (
+    Kind,
+    Reading,
+    Verdict,
+    error,
+    excuse_for,
+    excused_list,
+    exit_status,
+    stale,
+)
+
+SUFFIX = ".nf.svg"
+
+# Called after each composition (for a progress bar); never prints by itself.
+Progress = Callable[[Verdict], None]
+
+
+def collect(paths: Iterable[str | Path], config: Config, all_: bool = False) -> list[Path]:
+    """Explicit files and directories (``**/*.nf.svg`` inside), plus the configured
+    globs when ``all_`` or when no path is given. Sorted by key, de-duplicated.
+
+    A named file that does not exist is kept, so the sweep reports it as an error.
+    """
+    paths = list(paths)
+    found: dict[str, Path] = {}
+
+    def add(path: Path) -> None:
+        path = path.absolute()
+        found.setdefault(relative_key(path, config.root), path)
+
+    for raw in paths:
+        path = Path(raw)
+        if path.is_dir():
+            for child in path.rglob(f"*{SUFFIX}"):
+                if child.is_file():
+                    add(child)
+        else:
+            add(path)
+    if all_ or not paths:
+        for pattern in config.compositions:
+            for child in config.root.glob(pattern):
+                if child.is_file():
+                    add(child)
+    return [found[key] for key in sorted(found)]
+
+
+def is_full(paths: Sequence[str | Path], all_: bool) -> bool:
+    """A sweep covers everything (and may speak of stale entries) with --all or no paths."""
+    return all_ or not paths
+
+
+@dataclass
+class SweepResult:
+    verdicts: list[Verdict]
+    readings: dict[str, Reading]
+    ledger: Ledger
+    full: bool
+
+    @property
+    def exit_status(self) -> int:
+        return exit_status(self.verdicts)
+
+
+@dataclass
+class RecordResult:
+    verdicts: list[Verdict]            # each composition as found before recording
+    summary: RecordSummary
+    refused: list[Verdict] = field(default_factory=list)   # regressions left as recorded
+    errors: list[Verdict] = field(default_factory=list)
+    written: bool = False
+
+    @property
+    def exit_status(self) -> int:
+        if self.errors:
+            return 2
+        return 1 if self.refused else 0
+
+
+@contextlib.contextmanager
+def _pool(jobs: int) -> Iterator[Executor | None]:
+    if jobs <= 1:
+        yield None
+        return
+    pool = worker_pool(jobs)
+    try:
+        yield pool
+    finally:
+        pool.shutdown(cancel_futures=True)
+
+
+def _read(paths: list[Path], config: Config, ledger: Ledger, samples: int | None, jobs: int,
+          dedup: bool, progress: Progress | None) -> tuple[list[Verdict], dict[str, Reading]]:
+    excused = excused_list(config)
+    verdicts: list[Verdict] = []
+    readings: dict[str, Reading] = {}
+    with _pool(jobs) as pool:
+        for path in paths:
+            try:
+                verdict, reading = check_one(path, config=config, ledger=ledger, samples=samples,
+                                             jobs=jobs, dedup=dedup, excused=excused, pool=pool)
+            except OSError as exc:  # e.g. a permission problem: this file only
+                verdict, reading = error(relative_key(path, config.root),
+                                         f"{path}: {exc.strerror or exc}"), None
+            verdicts.append(verdict)
+            if reading is not None:
+                readings[reading.key] = reading
+            if progress:
+                progress(verdict)
+    return verdicts, readings
+
+
+def _stale(ledger: Ledger, config: Config, seen: set[str]) -> list[tuple[str, Entry]]:
+    """Entries whose composition file is gone (entries merely outside the globs stay)."""
+    return [(key, entry) for key, entry in ledger.entries.items()
+            if key not in seen and not (config.root / key).exists()]
+
+
+def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,
+          samples: int | None = None, jobs: int = 1, dedup: bool = True, all_: bool = False,
+          progress: Progress | None = None) -> SweepResult:
+    """Verdicts for every collected composition, plus stale entries on a full sweep."""
+    ledger = read_ledger(Path(ledger_path) if ledger_path else config.ledger_path)
+    full = is_full(paths, all_)
+    targets = collect(paths, config, all_)
+    verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress)
+    if full:
+        excused = excused_list(config)
+        seen = {v.key for v in verdicts}
+        verdicts += [stale(key, entry, excuse_for(key, excused))
+                     for key, entry in _stale(ledger, config, seen)]
+        verdicts.sort(key=lambda v: v.key)
+    return SweepResult(verdicts, readings, ledger, full)
+
+
+def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,
+           samples: int | None = None, jobs: int = 1, force: bool = False, dedup: bool = True,
+           all_: bool = False, progress: Progress | None = None) -> RecordResult:
+    """Record fresh readings into the ledger, written once, atomically.
+
+    A regression is not overwritten unless ``force``: re-recording must not
+    launder the one verdict the ledger exists for. A corrupt ledger is not
+    overwritten unless ``force`` either (then it is replaced from scratch).
+    """
+    path = Path(ledger_path) if ledger_path else config.ledger_path
+    replaced = False
+    try:
+        ledger = read_ledger(path)
+    except NanoframesError:
+        if not force:
+            raise
+        ledger, replaced = Ledger(path, {}), True
+    full = is_full(paths, all_)
+    targets = collect(paths, config, all_)
+    verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress)
+
+    updates: dict[str, Entry] = {}
+    refused: list[Verdict] = []
+    errors: list[Verdict] = []
+    for verdict in verdicts:
+        if verdict.kind is Kind.ERROR:
+            errors.append(verdict)
+            continue
+        if verdict.kind is Kind.REGRESSION and not force:
+            refused.append(verdict)
+            continue
+        previous = ledger.entries.get(verdict.key)
+        if verdict.kind is Kind.MATCH and not verdict.reasons and previous is not None:
+            # Same inputs, same frames: keep the entry (a sampled reading never
+            # replaces a full record it agrees with).
+            updates[verdict.key] = previous
+        else:
+            updates[verdict.key] = entry_from_reading(readings[verdict.key])
+    seen = {v.key for v in verdicts}
+    removed = [key for key, _ in _stale(ledger, config, seen)] if full else []
+    if full:
+        verdicts += [stale(key, ledger.entries[key]) for key in removed]
+        verdicts.sort(key=lambda v: v.key)
+    new, summary = merge(ledger, updates, removed)
+    written = False
+    if summary.changed or replaced or not path.exists():
+        write_ledger(new)
+        written = True
+    return RecordResult(verdicts, summary, refused, errors, written)

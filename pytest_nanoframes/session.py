@@ -1,0 +1,153 @@
+"""Per-session state of the plugin, kept in ``config.stash`` (one per process).
+
+Options are resolved once here, so items, reports and the xdist wiring read
+the same values. The library (ThorVG included) is imported lazily: a pytest
+run without ``--nf-check``/``--nf-record`` never loads it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from .xdist import is_worker
+
+if TYPE_CHECKING:
+    from nanoframes.config import Config
+    from nanoframes.ledger import Ledger, RecordSummary
+
+RECORD_HINT = "--nf-record"
+
+
+@dataclass(frozen=True)
+class Options:
+    mode: str | None  # "check", "record" or None (inactive)
+    strict: bool
+    force: bool
+    samples: int | None
+    ledger: str | None  # --nf-ledger (relative to the invocation dir) or ini nf_ledger
+    ledger_from_cli: bool
+    report: Path | None
+
+    @property
+    def active(self) -> bool:
+        return self.mode is not None
+
+    @property
+    def recording(self) -> bool:
+        return self.mode == "record"
+
+
+def read_options(config: pytest.Config) -> Options:
+    record = bool(config.getoption("nf_record"))
+    check = bool(config.getoption("nf_check")) or bool(config.getini("nf_check"))
+    # --nf-record wins over nf_check = true in ini: recording also renders every item.
+    mode = "record" if record else "check" if check else None
+    samples = config.getoption("nf_samples")
+    if samples is None:
+        raw = str(config.getini("nf_samples") or "").strip()
+        if raw:
+            try:
+                samples = int(raw)
+            except ValueError:
+                raise pytest.UsageError(f"nf_samples must be an integer, got {raw!r}") from None
+    if samples is not None and samples < 1:
+        raise pytest.UsageError(f"--nf-samples must be at least 1, got {samples}")
+    cli_ledger = config.getoption("nf_ledger")
+    ini_ledger = str(config.getini("nf_ledger") or "").strip() or None
+    report = config.getoption("nf_report") or str(config.getini("nf_report") or "").strip()
+    report_path = None
+    if report:
+        base = Path.cwd() if config.getoption("nf_report") else config.rootpath
+        report_path = (base / report).resolve()
+    return Options(
+        mode=mode,
+        strict=bool(config.getoption("nf_strict")) or bool(config.getini("nf_strict")),
+        force=bool(config.getoption("nf_force")),
+        samples=samples,
+        ledger=cli_ledger or ini_ledger,
+        ledger_from_cli=bool(cli_ledger),
+        report=report_path,
+    )
+
+
+@dataclass
+class State:
+    """Everything the plugin knows during one session in one process."""
+
+    config: pytest.Config
+    options: Options
+    worker: bool
+    # Filled during collection (every process that collects).
+    collected: list[str] = field(default_factory=list)
+    # Filled from reports (the controller, or the only process).
+    results: dict[str, dict[str, Any]] = field(default_factory=dict)
+    entries: dict[str, dict[str, Any]] = field(default_factory=dict)
+    ledger_item_ran: bool = False
+    ledger_problems: list[str] = field(default_factory=list)
+    record_summary: RecordSummary | None = None
+    record_error: str | None = None
+    _nf_config: Config | None = None
+    _ledger: Ledger | None = None
+    _excused: dict[str, str] | None = None
+
+    @property
+    def nf_config(self) -> Config:
+        """``[tool.nanoframes]`` of the rootdir, with the ledger path overridden if asked."""
+        if self._nf_config is None:
+            from nanoframes.config import load_config
+            from nanoframes.errors import NanoframesError
+
+            try:
+                cfg = load_config(self.config.rootpath)
+            except NanoframesError as exc:
+                raise pytest.UsageError(str(exc)) from None
+            if self.options.ledger:
+                base = Path.cwd() if self.options.ledger_from_cli else self.config.rootpath
+                cfg = dataclasses.replace(cfg, ledger=str((base / self.options.ledger).resolve()))
+            self._nf_config = cfg
+        return self._nf_config
+
+    @property
+    def ledger_path(self) -> Path:
+        return self.nf_config.ledger_path
+
+    def ledger_key(self, path: Path) -> str:
+        from nanoframes.config import relative_key
+
+        return relative_key(path, self.nf_config.root)
+
+    def ledger(self) -> Ledger:
+        """The ledger as it is on disk, read once per process (errors are raised each time)."""
+        if self._ledger is None:
+            from nanoframes.ledger import read_ledger
+
+            self._ledger = read_ledger(self.ledger_path)
+        return self._ledger
+
+    def excused(self) -> dict[str, str]:
+        """Configured + $EXCUSED_COMPOSITIONS, then adjusted by pytest_nanoframes_excused."""
+        if self._excused is None:
+            from nanoframes.verdict import excused_list
+
+            excused = excused_list(self.nf_config)
+            self.config.hook.pytest_nanoframes_excused(config=self.config, excused=excused)
+            self._excused = excused
+        return self._excused
+
+
+STATE = pytest.StashKey[State]()
+
+
+def install(config: pytest.Config) -> State:
+    state = State(config=config, options=read_options(config), worker=is_worker(config))
+    config.stash[STATE] = state
+    return state
+
+
+def get_state(config: pytest.Config) -> State | None:
+    return config.stash.get(STATE, None)
