@@ -18,10 +18,11 @@ from lxml import etree
 from .color import format_color, parse_color
 from .composition import SVG_NS, XLINK_NS, Composition, local_name, presence_of
 from .config import load_config
-from .errors import NanoframesError
 from .geometry import Box, center, local_box
 from .media import Image, is_composition_href, load_image
+from .nested import NestedImage, load_nested
 from .text.fonts import Face, FontBook, Resolution, font_book
+from .text.layout import TextLayouts
 from .text.style import font_request, parse_style_attr
 from .timeline import clamp01, fmt, needs_auto_center, transform_to_svg
 
@@ -89,7 +90,7 @@ class Baker:
         self.presence = [presence_of(el, comp.path) for el in els]
         self.fonts: dict[int, Resolution] = {}
         self.sizes: dict[int, float] = {}
-        self.images: dict[int, Image] = {}
+        self.images: dict[int, Image | NestedImage] = {}
         for i, el in enumerate(els):
             tag = local_name(el)
             if tag == "text":
@@ -99,10 +100,12 @@ class Baker:
             elif tag == "image" and self._drawn(el):
                 href = el.get(HREF) or el.get(XHREF) or ""
                 if is_composition_href(href):
-                    raise NanoframesError("nested-unsupported", f"{href!r}: nested compositions"
-                                          " are not supported yet", comp.path, el.sourceline)
+                    self.images[i] = load_nested(self, i, el, href)
+                    continue
                 self.images[i] = load_image(href, comp.directory, comp.project_root, comp.path,
                                             el.sourceline)
+        # Layout specs are read here so a bad data-frame-text template fails at once.
+        self.layout = TextLayouts(comp, self.fonts, self.sizes)
         self.measure: Callable[[Face, float, str], Box] | None = None
         self._cached_template = None
         self.index: int | None = None
@@ -118,6 +121,10 @@ class Baker:
         seen: dict[str, Face] = {}
         for res in self.fonts.values():
             seen.setdefault(res.face.name, res.face)
+        for image in self.images.values():
+            if isinstance(image, NestedImage):  # a child's text draws in this film too
+                for face in image.baker.faces():
+                    seen.setdefault(face.name, face)
         return [seen[k] for k in sorted(seen)]
 
     def document(self, index: int | None = None, t: float | None = None) -> bytes:
@@ -189,7 +196,7 @@ class Baker:
         if fade < 1.0:
             el.set("opacity", fmt(_opacity(el, "opacity") * fade))
         if i in self.fonts:
-            self._text(i, el)
+            self._text(i, el, t)
         elif i in self.images:
             self._image(i, el)
 
@@ -228,41 +235,42 @@ class Baker:
                 own = el.get("transform", "").strip()
                 el.set("transform", f"{own} {motion}".strip())
 
-    def _text(self, i: int, el) -> None:
+    def _text(self, i: int, el, t: float | None) -> None:
         res = self.fonts[i]
         el.set("font-family", res.face.name)
-        el.set("font-size", fmt(self.sizes[i]))
         for name in ("font-weight", "font-style"):
             el.attrib.pop(name, None)
-        # ThorVG ignores opacity on <text>: fold it into the paint opacities.
         opacity = _opacity(el, "opacity")
         el.attrib.pop("opacity", None)
-        if opacity < 1.0:
+        text = self.layout.content(i, text_content(el), t)
+        # Layout writes font-size, positions, and wraps lines/chip in a <g> when needed.
+        group, runs = self.layout.place(i, el, text)
+        if group is not None:
+            # ThorVG honours opacity on <g>: chip and lines fade as one picture.
+            if opacity < 1.0:
+                group.set("opacity", fmt(opacity))
+        elif opacity < 1.0:
+            # ThorVG ignores opacity on <text>: fold it into the paint opacities.
             for pair in ("fill-opacity", "stroke-opacity"):
                 el.set(pair, fmt(_opacity(el, pair) * opacity))
-        set_text(el, text_content(el))
+        for node, chars in runs:
+            set_text(node, chars)
 
     def _measure_text(self, el) -> Box | None:
-        """Renderer-exact ink box of a <text> in its own user space."""
-        idx = None
-        for i, res in self.fonts.items():
-            if self.comp.elements[i].sourceline == el.sourceline:
-                idx = i
-                break
+        """Renderer-exact ink box of a laid-out <text> in its own user space (fit, wrap
+        and anchor applied), with the frame's text for a frame-text element."""
+        idx = self.layout.index_of(el)
         if idx is None:
             return None
-        from .raster import get_rasterizer
-        from .text.fonts import face_bytes
-
-        face = self.fonts[idx].face
-        rast = get_rasterizer()
-        rast.register_font(face.name, face_bytes(face))
-        x, y, w, h = rast.text_bounds(face.name, self.sizes[idx], text_content(el))
-        ox, oy = float(el.get("x", 0) or 0), float(el.get("y", 0) or 0)
-        return (ox + x, oy + y, ox + x + w, oy + y + h)
+        text = self.layout.content(idx, text_content(el), self.t or 0.0)
+        box = self.layout.box(idx, el, text)
+        return None if box is None else (box.x, box.y, box.x + box.w, box.y + box.h)
 
     def _image(self, i: int, el) -> None:
         image = self.images[i]
+        if isinstance(image, NestedImage):  # dynamic, so self.t is this frame's time
+            image.inline(el, self.t or 0.0)  # nested.py: time mapping, fit, clip, ids
+            return
         for attr in (HREF, XHREF):
             el.attrib.pop(attr, None)
         el.set(HREF, image.data_uri)

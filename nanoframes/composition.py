@@ -34,6 +34,10 @@ MAX_PIXELS = 64 * 1024 * 1024
 MAX_FRAMES = 100_000
 MAX_FPS = 240
 MAX_DURATION = 3_600     # seconds
+MAX_ATTRIBUTES = 256     # per element (lxml reads attributes in quadratic time)
+MAX_TEXT_CHARS = 100_000  # in all <text>: ThorVG stalls or crashes on a million glyphs
+MAX_MAGNITUDE = 1e9      # |number| in attributes and the timeline: bake's arithmetic stays finite
+MAX_TIMELINE_WORK = 2_000_000  # elements x (animations + keyframes): bake matches each pair
 
 # Attributes whose value is a number (possibly with a unit): NaN/inf are refused.
 NUMERIC_ATTRS = frozenset(
@@ -43,7 +47,10 @@ NUMERIC_ATTRS = frozenset(
     "data-speed data-in".split()
 )
 _NONFINITE = re.compile(r"(?i)\b(nan|inf|infinity)\b")
-_DECIMAL = re.compile(r"^\s*[+-]?(\d+\.?\d*|\.\d+)([eE][+-]?\d+)?\s*$")
+# Bounded digits and exponent: Fraction("1e999999999") would compute 10**999999999.
+_DECIMAL = re.compile(r"^\s*[+-]?(\d{1,20}\.?\d{0,20}|\.\d{1,20})([eE][+-]?\d{1,2})?\s*$")
+# A DOCTYPE can only sit in the prolog (after the XML declaration, comments, PIs).
+_DOCTYPE = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<\?.*?\?>\s*|<!--.*?-->\s*)*<!DOCTYPE", re.DOTALL)
 
 
 def local_name(el) -> str:
@@ -129,8 +136,14 @@ def _number(el, name: str, path: Path, default: float | None = None) -> float | 
 
 
 def presence_of(el, path: Path) -> Presence | None:
-    """The clip window of an element, or None when it has no presence attributes."""
-    if el.get("data-start") is None and el.get("data-duration") is None \
+    """The clip window of an element, or None when it has no presence attributes.
+
+    Without ``data-duration`` the element stays until the film ends, and that end is
+    where a ``data-fade`` fades it out (CONTRACT.md §2). The root's ``data-duration``
+    is the film's length, not a clip: the root has no presence.
+    """
+    parent = el.getparent()
+    if parent is None or el.get("data-start") is None and el.get("data-duration") is None \
             and el.get("data-fade") is None:
         return None
     start = _number(el, "data-start", path, 0.0)
@@ -139,6 +152,10 @@ def presence_of(el, path: Path) -> Presence | None:
     if (length is not None and length < 0) or fade < 0:
         raise NanoframesError("attr-invalid", f"negative data-duration/data-fade on "
                               f"<{local_name(el)}>", path, el.sourceline)
+    if length is None and fade > 0:
+        film = el.getroottree().getroot().get("data-duration", "1.0")
+        if _DECIMAL.match(film):  # else parse refuses it as duration-invalid
+            length = max(0.0, float(Fraction(film.strip())) - start)
     return Presence(start, math.inf if length is None else start + length, fade)
 
 
@@ -149,9 +166,44 @@ def _parser() -> etree.XMLParser:
     )
 
 
+def _out_of_range(value: str) -> bool:
+    """A numeric attribute (units and % aside) beyond what bake can do arithmetic on."""
+    try:
+        number = float(re.sub(r"(?i)(px|pt|em|%)\s*$", "", value.strip()))
+    except ValueError:
+        return False
+    return not abs(number) <= MAX_MAGNITUDE
+
+
+def _check_timeline(animations, element_count: int, path: Path, line: int | None) -> None:
+    """Refuse a timeline bake cannot evaluate in bounded time with finite arithmetic."""
+    keyframes = sum(len(a.keyframes) for a in animations)
+    if element_count * (len(animations) + keyframes) > MAX_TIMELINE_WORK:
+        raise NanoframesError("timeline-too-large", f"{len(animations)} animations with "
+                              f"{keyframes} keyframes over {element_count} elements exceed "
+                              f"{MAX_TIMELINE_WORK} element-keyframe pairs", path, line)
+    for anim in animations:
+        for kf in anim.keyframes:
+            stack = [kf.t, *kf.values.values()]
+            if kf.ease:  # the numbers of cubic-bezier(...)
+                stack.extend(float(n) for n in re.findall(r"\d+\.?\d*(?:[eE][+-]?\d+)?",
+                                                          kf.ease))
+            while stack:
+                value = stack.pop()
+                if isinstance(value, dict):
+                    stack.extend(value.values())
+                elif isinstance(value, (list, tuple)):
+                    stack.extend(value)
+                elif isinstance(value, (int, float)) and not isinstance(value, bool) \
+                        and not abs(value) <= MAX_MAGNITUDE:
+                    raise NanoframesError("timeline-number", f"timeline value {value:g} in "
+                                          f"{anim.target!r} exceeds \u00b1{MAX_MAGNITUDE:g}",
+                                          path, line)
+
+
 def _check_tree(root, path: Path) -> None:
     """Depth, element count (with <use> expanded) and attribute sanity."""
-    count = 0
+    count = text_chars = 0
     ids: dict[str, etree._Element] = {}
     stack = [(root, 1)]
     while stack:
@@ -165,10 +217,21 @@ def _check_tree(root, path: Path) -> None:
         if count > MAX_ELEMENTS:
             raise NanoframesError("too-many-elements", f"more than {MAX_ELEMENTS} elements",
                                   path, el.sourceline)
+        if len(el.attrib) > MAX_ATTRIBUTES:
+            raise NanoframesError("too-many-attributes", f"<{local_name(el)}> has more than "
+                                  f"{MAX_ATTRIBUTES} attributes", path, el.sourceline)
         for name, value in el.attrib.items():
-            if name in NUMERIC_ATTRS and _NONFINITE.search(value):
-                raise NanoframesError("attr-invalid", f"{name}={value!r} on <{local_name(el)}>"
-                                      " is not finite", path, el.sourceline)
+            if name in NUMERIC_ATTRS and (_NONFINITE.search(value) or _out_of_range(value)):
+                raise NanoframesError("attr-invalid", f"{name}={value[:40]!r} on "
+                                      f"<{local_name(el)}> is not a finite number within "
+                                      f"\u00b1{MAX_MAGNITUDE:g}", path, el.sourceline)
+        if local_name(el) == "text":
+            text_chars += sum(len(s) for s in el.itertext())
+            if text_chars > MAX_TEXT_CHARS:
+                raise NanoframesError("text-too-long", f"more than {MAX_TEXT_CHARS} characters "
+                                      "of text", path, el.sourceline)
+        if depth > 1:
+            presence_of(el, path)  # refuse bad data-start/-duration/-fade at parse time
         if el.get("id"):
             ids.setdefault(el.get("id"), el)
         stack.extend((child, depth + 1) for child in el)
@@ -189,6 +252,9 @@ def _check_use(root, ids: dict, path: Path, plain_count: int) -> None:
         if key in trail:
             raise NanoframesError("use-cycle", "<use> references form a cycle", path,
                                   el.sourceline)
+        if len(trail) > MAX_DEPTH:
+            raise NanoframesError("use-bomb", f"<use> references chain deeper than {MAX_DEPTH}",
+                                  path, el.sourceline)
         total = 0
         for node in el.iter(etree.Element):
             total += 1
@@ -234,6 +300,10 @@ def parse(path: str | Path, project_root: str | Path | None = None) -> Compositi
 def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
     if not data.strip():
         raise NanoframesError("xml-malformed", "the file is empty", path)
+    doctype = _DOCTYPE.match(data)
+    if doctype:  # refused before libxml2 reads its internal subset (entity bombs)
+        raise NanoframesError("xml-doctype", "a DOCTYPE (and so any entity) is not allowed",
+                              path, data.count(b"\n", 0, doctype.end()) + 1)
     try:
         data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -303,9 +373,11 @@ def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
     for script in root.iter(f"{{{SVG_NS}}}script", "script"):
         if (script.get("type") or "").strip() == TIMELINE_TYPE:
             parsed = parse_timeline(script.text or "", file=path, line=script.sourceline)
+            _check_timeline(parsed, 0, path, script.sourceline)  # its numbers, at its line
             animations.extend(parsed)
     # Renumber so "later animation wins" holds across several timeline scripts.
     animations = [_renumber(a, i) for i, a in enumerate(animations)]
+    _check_timeline(animations, sum(1 for _ in root.iter(etree.Element)), path, line)
     return Composition(
         path=path,
         project_root=project_root,

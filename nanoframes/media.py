@@ -116,7 +116,10 @@ def _load(path: Path, mtime_ns: int, size: int, href: str, file: Path,
     if dims is None:
         raise NanoframesError("image-invalid", f"{href!r} has no readable size", file, line)
     w, h = dims
-    if not (0 < w <= MAX_IMAGE_SIDE and 0 < h <= MAX_IMAGE_SIDE) or w * h > MAX_IMAGE_PIXELS:
+    if w == 0 or h == 0:
+        raise NanoframesError("image-invalid", f"{href!r} declares an empty {w}x{h} image",
+                              file, line)
+    if not (w <= MAX_IMAGE_SIDE and h <= MAX_IMAGE_SIDE) or w * h > MAX_IMAGE_PIXELS:
         raise NanoframesError("image-too-large", f"{href!r} declares {w}x{h} pixels; the limit "
                               f"is {MAX_IMAGE_SIDE} a side and {MAX_IMAGE_PIXELS} in all",
                               file, line)

@@ -20,21 +20,37 @@ from PIL import Image
 from .errors import NanoframesError
 
 
-def atomic_path(target: Path):
+def atomic_path(target: Path, suffix: str = ".tmp"):
     """A temp file beside ``target``; the caller renames it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
     os.close(fd)
     return Path(tmp)
 
 
+def _output_failed(exc: OSError, path: Path) -> NanoframesError:
+    return NanoframesError("output-failed", f"cannot write: {exc.strerror or exc}", path)
+
+
+def _temp_for(path: Path, suffix: str = ".tmp") -> Path:
+    """The parent directories and a temp file for ``path``; OS errors are user errors."""
+    if path.is_dir():
+        raise NanoframesError("output-failed", "is a directory, not a file", path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return atomic_path(path, suffix)
+    except OSError as exc:
+        raise _output_failed(exc, path) from None
+
+
 def write_png(frame: np.ndarray, path: Path) -> None:
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = atomic_path(path)
+    tmp = _temp_for(path)
     try:
         Image.fromarray(np.ascontiguousarray(frame), "RGBA").save(tmp, format="PNG",
                                                                    compress_level=6)
         os.replace(tmp, path)
+    except OSError as exc:
+        raise _output_failed(exc, path) from None
     finally:
         tmp.unlink(missing_ok=True)
 
@@ -61,9 +77,8 @@ def write_video(frames: Iterable[np.ndarray], path: Path, width: int, height: in
     import av
 
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     ew, eh = even_size(width, height)
-    tmp = atomic_path(path).with_suffix(".mp4")
+    tmp = _temp_for(path, ".tmp.mp4")  # the one temp file: renamed or removed below
     try:
         with av.open(str(tmp), mode="w", format="mp4",
                      options={"fflags": "+bitexact", "movflags": "+faststart"}) as container:
@@ -89,5 +104,7 @@ def write_video(frames: Iterable[np.ndarray], path: Path, width: int, height: in
         os.replace(tmp, path)
     except av.error.FFmpegError as exc:
         raise NanoframesError("video-failed", str(exc), path) from None
+    except OSError as exc:
+        raise _output_failed(exc, path) from None
     finally:
         tmp.unlink(missing_ok=True)

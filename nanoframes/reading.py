@@ -29,33 +29,55 @@ from .ledger import Entry, Ledger, read_ledger
 from .text.fonts import face_digest
 from .verdict import Reading, Verdict, error, excuse_for, excused_list, judge
 
-# (path, mtime_ns, size, inode) -> source digest; the projection is the only
-# costly part, media and fonts reuse digests media.py and text/fonts.py cache.
-_SOURCE_CACHE: dict[tuple[str, int, int, int], str] = {}
+# file versions (path, mtime_ns, size, inode) of a composition and its nested
+# children -> source digest. The projection is the only costly part: media and
+# fonts reuse the digests media.py and text/fonts.py cache per file version.
+_SOURCE_CACHE: dict[tuple[tuple[str, int, int, int], ...], str] = {}
 
 
-def _source(comp: Composition) -> str:
+def _children(baker: Baker) -> list[Path]:
+    """Every nested composition ``baker`` draws, recursively (nested.py's NestedImage)."""
+    out: list[Path] = []
+    for image in baker.images.values():
+        child = getattr(image, "baker", None)
+        if child is not None:
+            out.append(image.path)
+            out.extend(_children(child))
+    return out
+
+
+def _version(path: Path) -> tuple[str, int, int, int]:
+    st = path.stat()
+    return (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
+
+
+def _source(comp: Composition, baker: Baker) -> str:
+    from .nested import source_extras
+
     try:
-        st = comp.path.stat()
-    except OSError:  # parsed from bytes that are no longer on disk: never cache
-        return source_digest(comp.root)
-    key = (str(comp.path), st.st_mtime_ns, st.st_size, st.st_ino)
+        key = tuple(_version(p) for p in (comp.path, *sorted(set(_children(baker)))))
+    except OSError:  # parsed from bytes no longer on disk: never cache
+        return source_digest(comp.root, source_extras(comp))
     digest = _SOURCE_CACHE.get(key)
     if digest is None:
-        digest = _SOURCE_CACHE[key] = source_digest(comp.root)
+        digest = _SOURCE_CACHE[key] = source_digest(comp.root, source_extras(comp))
     return digest
 
 
 def media_items(comp: Composition, baker: Baker) -> list[tuple[str, str]]:
-    """``(path relative to the composition, SHA-256)`` of each image the baker loaded."""
+    """``(path relative to the composition, SHA-256)`` of each raster image drawn,
+    nested compositions' images included (their sources count in ``source``)."""
+    from .nested import all_images
+
     base = comp.directory.resolve()
     items = {(Path(os.path.relpath(img.path, base)).as_posix(), img.sha256)
-             for img in baker.images.values()}
+             for _, img in all_images(baker)}
     return sorted(items)
 
 
 def font_items(baker: Baker) -> list[tuple[str, str]]:
-    """``(face file basename, SHA-256)`` of each face the text resolves to, fallback included."""
+    """``(face file basename, SHA-256)`` of each face the text resolves to, fallback and
+    nested compositions' text included."""
     return sorted({(face.path.name, face_digest(face)) for face in baker.faces()})
 
 
@@ -66,7 +88,7 @@ def composition_identity(comp: Composition, baker: Baker) -> Identity:
     the source projection once per file version.
     """
     return Identity(
-        source=_source(comp),
+        source=_source(comp, baker),
         media=media_digest(media_items(comp, baker)),
         fonts=fonts_digest(font_items(baker)),
         toolchain=toolchain_digest(toolchain_parts()),

@@ -140,6 +140,51 @@ class State:
         return self._excused
 
 
+    # --- the controller's side (or the only process) -------------------------
+
+    def receive(self, nodeid: str, payload: dict[str, Any]) -> None:
+        """One item's payload, from a local report or one a worker sent."""
+        if payload.get("kind") == "ledger":
+            self.ledger_item_ran = True
+            self.ledger_problems = list(payload.get("problems", ()))
+            return
+        key = payload["key"]
+        self.results[key] = dict(payload, nodeid=nodeid)
+        entry = payload.get("entry")
+        if entry is not None:
+            self.entries[key] = entry
+
+    def record(self) -> None:
+        """Merge what this session rendered into the ledger and write it once.
+
+        Merged by key, so a partial run (one file, -k) keeps every other entry.
+        Entries whose file is gone are dropped only when the ledger item was
+        part of the run: a narrowed run never deletes what it did not look at.
+        """
+        from nanoframes.errors import NanoframesError
+        from nanoframes.ledger import Entry, merge, read_ledger, write_ledger
+
+        path = self.ledger_path
+        try:
+            old = read_ledger(path)  # fresh: the file as it is now, not as collection saw it
+            updates = {key: Entry.from_json(key, data, path)
+                       for key, data in sorted(self.entries.items())}
+        except NanoframesError as exc:
+            self.record_error = str(exc)
+            return
+        root = self.nf_config.root
+        remove = []
+        if self.ledger_item_ran:
+            remove = [key for key in old.entries
+                      if key not in updates and not (root / key).is_file()]
+        new, summary = merge(old, updates, remove)
+        if summary.changed:
+            write_ledger(new)
+        self.record_summary = summary
+        self.config.hook.pytest_nanoframes_recorded(
+            config=self.config, summary=summary, ledger_path=path)
+
+
 STATE = pytest.StashKey[State]()
 
 

@@ -24,6 +24,13 @@ NS = 'xmlns="http://www.w3.org/2000/svg"'
 TIMELINE = 'type="application/nanoframes+json"'
 
 
+@pytest.fixture(autouse=True)
+def private_cache(tmp_path_factory: pytest.TempPathFactory,
+                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The CLI caches frames: keep the user's cache out of these tests."""
+    monkeypatch.setenv("NANOFRAMES_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+
+
 @pytest.fixture()
 def project(tmp_path: Path) -> Path:
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
@@ -128,15 +135,23 @@ def test_presence_attributes(project: Path) -> None:
         '<rect id="b" data-fade="0.1"/><rect id="c"/>'))))
     by_id = {el.get("id"): el for el in comp.elements if el.get("id")}
     assert presence_of(by_id["a"], comp.path) == Presence(0.5, 1.5, 0.25)
-    # data-start defaults to 0, data-duration to "until the film ends"
-    assert presence_of(by_id["b"], comp.path) == Presence(0.0, float("inf"), 0.1)
+    # data-start defaults to 0, data-duration to "until the film ends" (1.0 s by default),
+    # where a fade mirrors as a fade-out
+    assert presence_of(by_id["b"], comp.path) == Presence(0.0, 1.0, 0.1)
     assert presence_of(by_id["c"], comp.path) is None
+    assert presence_of(comp.root, comp.path) is None  # the film's data-duration is no clip
+    clip = parse(write(project, canvas('data-width="4" data-height="4" data-duration="3"',
+                                       '<rect data-start="1"/><rect data-start="1" '
+                                       'data-fade="0.5"/>'), "long.nf.svg"))
+    plain, faded = (presence_of(el, clip.path) for el in clip.root)
+    assert plain == Presence(1.0, float("inf"), 0.0)
+    assert faded == Presence(1.0, 3.0, 0.5)
 
 
 def test_negative_presence_is_refused(project: Path) -> None:
-    comp = parse(write(project, canvas(body='\n<rect data-duration="-1"/>')))
-    err = error_of(comp.path)
-    assert (err.code, err.line) == ("attr-invalid", 3)
+    for attrs in ('data-duration="-1"', 'data-fade="-0.5"'):
+        err = error_of(write(project, canvas(body=f'\n<rect {attrs}/>')))
+        assert (err.code, err.line) == ("attr-invalid", 3)
 
 
 # --- §3 timeline parsing -----------------------------------------------------------
@@ -193,7 +208,8 @@ BAD: dict[str, tuple[str | bytes, str, int]] = {
         f'<svg {NS} data-width="10" data-height="10"><text>&x;</text></svg>',
         "xml-doctype", 1),
     "not-svg": ('<?xml version="1.0"?>\n\n<html/>', "not-svg", 3),
-    "size-missing": (f'<svg {NS}\n  data-height="3"/>', "size-missing", 1),
+    # libxml2 numbers an element by the line its start tag ends on
+    "size-missing": (f'<svg {NS}\n  data-height="3"/>', "size-missing", 2),
     "size-missing-both": (f'<svg {NS}/>', "size-missing", 1),
     "size-invalid": (canvas('data-width="wide" data-height="3"'), "size-invalid", 1),
     "size-fraction": (canvas('data-width="10.5" data-height="3"'), "size-invalid", 1),
@@ -221,6 +237,9 @@ BAD: dict[str, tuple[str | bytes, str, int]] = {
     "attr-inf": (canvas(body='<rect width="-inf"/>'), "attr-invalid", 2),
     "attr-text": (canvas(body='<rect data-start="soon"/>'), "attr-invalid", 2),
     "timeline-json": (_timeline('{"animations": [\n\n  {"target": }]}'), "timeline-json", 5),
+    "timeline-json-cdata": (H + f"<script\n  {TIMELINE}>\n<![CDATA[\n"
+                            '{"animations": [\n  {"target": "#a",\n   "keyframes": [}\n]}\n'
+                            "]]></script>\n</svg>", "timeline-json", 7),
     "timeline-shape": (_timeline("[]"), "timeline-shape", 3),
     "timeline-no-keyframes": (_timeline('{"animations": [{"target": "#a"}]}'),
                               "timeline-shape", 3),
@@ -230,7 +249,20 @@ BAD: dict[str, tuple[str | bytes, str, int]] = {
                                    '[]}]}'), "selector-invalid", 3),
     "timeline-number": (_timeline('{"animations": [{"target": "#a", "keyframes": '
                                   '[{"t": 0, "opacity": NaN}]}]}'), "timeline-number", 3),
+    "timeline-magnitude": (_timeline('{"animations": [{"target": "#a", "keyframes": '
+                                     '[{"t": 0, "x": 1e10}]}]}'), "timeline-number", 3),
+    "timeline-too-large": (H + "<rect/>" * 1000 + f"\n<script {TIMELINE}>"
+                           '{"animations": [{"target": "rect", "keyframes": ['
+                           + ", ".join(f'{{"t": {i}, "x": 1}}' for i in range(2100))
+                           + "]}]}</script></svg>", "timeline-too-large", 1),
+    "attr-magnitude": (canvas(body='<rect x="2e9"/>'), "attr-invalid", 2),
+    "too-many-attributes": (canvas(body="\n<rect " + " ".join(f'a{i}="1"' for i in range(257))
+                                   + "/>"), "too-many-attributes", 3),
+    "text-too-long": (canvas(body="<text>" + "x" * 100_001 + "</text>"), "text-too-long", 2),
+    "size-exponent": (canvas('data-width="1e999999999" data-height="3"'), "size-invalid", 1),
     "xml-encoding": (H.encode() + b"<text>caf\xe9</text>\n</svg>", "xml-encoding", 2),
+    "xml-encoding-unknown": (b'<?xml version="1.0" encoding="latin-1"?>\n' + H.encode()
+                             + b"</svg>", "xml-encoding", 1),
     "image-absolute": (canvas(body='\n<image href="/etc/hosts.png" width="4" height="4"/>'),
                        "image-outside", 3),
     "image-file-url": (canvas(body='<image href="file:///tmp/a.png"/>'), "image-outside", 2),
@@ -242,6 +274,11 @@ BAD: dict[str, tuple[str | bytes, str, int]] = {
     "image-invalid": (canvas(body='<image href="junk.png"/>'), "image-invalid", 2),
     "image-truncated": (canvas(body='<image href="trunc.png"/>'), "image-invalid", 2),
     "image-too-large": (canvas(body='<image href="huge.png"/>'), "image-too-large", 2),
+    "image-too-wide": (canvas(body='<image href="wide.png"/>'), "image-too-large", 2),
+    "image-empty": (canvas(body='<image href="empty.png"/>'), "image-invalid", 2),
+    "image-data-uri": (canvas(body='<image href="data:image/png;base64,AAAA"/>'), "image-href",
+                       2),
+    "image-no-href": (canvas(body='<image width="3" height="3"/>'), "image-href", 2),
 }
 
 
@@ -257,6 +294,8 @@ def hostile(tmp_path: Path) -> Path:
     (proj / "junk.png").write_bytes(b"not an image at all")
     (proj / "trunc.png").write_bytes(good.read_bytes()[:40])
     (proj / "huge.png").write_bytes(_png_header(100_000, 100_000))
+    (proj / "wide.png").write_bytes(_png_header(16_385, 1))
+    (proj / "empty.png").write_bytes(_png_header(0, 5))
     return proj
 
 

@@ -5,8 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..cache import add_cache_arg, cache_from_args, cached_frame, cached_frames
 from ..errors import NanoframesError
-from ..film import Film, film_frames
+from ..film import Film
 from ..output import write_png
 from ..progress import Progress
 from .common import add_jobs, frame_index, jobs_value
@@ -19,9 +20,12 @@ def register(sub) -> None:
     p.add_argument("composition", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True,
                    help="a .png file (with --frame/--t) or a directory")
-    p.add_argument("--frame", type=int, help="frame index")
-    p.add_argument("--t", type=float, dest="t", metavar="SECONDS", help="time in seconds")
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--frame", type=int, help="frame index")
+    when.add_argument("--t", type=float, dest="t", metavar="SECONDS",
+                      help="time in seconds: the frame showing then, floor(t × fps)")
     add_jobs(p)
+    add_cache_arg(p)
     p.set_defaults(func=run)
 
 
@@ -30,8 +34,10 @@ def run(args: argparse.Namespace) -> int:
     comp = film.comp
     if args.frame is not None or args.t is not None:
         index = frame_index(comp, args.frame, args.t)
-        doc = film.baker.document(index)  # --t selects a frame of the film
-        write_png(film.raster(doc), args.output)
+        cache = cache_from_args(args)  # --t selects a frame of the film
+        frame = (cached_frame(film, index, cache) if cache
+                 else film.raster(film.baker.document(index)))
+        write_png(frame, args.output)
         print(f"wrote {args.output} (frame {index} of {comp.frame_count}, "
               f"{comp.width}x{comp.height})")
         return 0
@@ -39,10 +45,15 @@ def run(args: argparse.Namespace) -> int:
     if out.suffix.lower() == ".png":
         raise NanoframesError("output-invalid", f"-o {out} names a .png file; add --frame N "
                               "(or --t SECONDS), or give a directory for every frame")
-    out.mkdir(parents=True, exist_ok=True)
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NanoframesError("output-failed", f"cannot create the directory: "
+                              f"{exc.strerror or exc}", out) from None
     digits = max(5, len(str(comp.frame_count - 1)))
     with Progress(comp.frame_count, comp.id) as bar:
-        for i, frame in film_frames(film, jobs=jobs_value(args.jobs)):
+        for i, frame in cached_frames(film, jobs=jobs_value(args.jobs),
+                                      cache=cache_from_args(args)):
             write_png(frame, out / f"{i:0{digits}d}.png")
             bar.advance()
     print(f"wrote {comp.frame_count} frames to {out}/")

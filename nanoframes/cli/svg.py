@@ -17,8 +17,10 @@ def register(sub) -> None:
                        "one frame (the clock resolved: presence, fades, animated values, "
                        "fonts, embedded images).")
     p.add_argument("composition", type=Path)
-    p.add_argument("--frame", type=int, help="frame index (default 0)")
-    p.add_argument("--t", type=float, dest="t", metavar="SECONDS", help="time in seconds")
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--frame", type=int, help="frame index (default 0)")
+    when.add_argument("--t", type=float, dest="t", metavar="SECONDS",
+                      help="time in seconds: the frame showing then, floor(t × fps)")
     p.set_defaults(func=run)
 
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..film import Film, film_frames
+from ..cache import add_cache_arg, cache_from_args, cached_frames
+from ..film import Film
 from ..output import write_video
 from ..progress import Progress
 from .common import add_jobs, jobs_value
@@ -19,6 +20,7 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", type=Path, required=True)
     p.add_argument("--crf", type=int, default=18, help="x264 quality (default 18)")
     add_jobs(p)
+    add_cache_arg(p)
     p.set_defaults(func=run)
 
 
@@ -27,7 +29,8 @@ def run(args: argparse.Namespace) -> int:
     comp = film.comp
     with Progress(comp.frame_count, comp.id) as bar:
         def frames():
-            for _, frame in film_frames(film, jobs=jobs_value(args.jobs)):
+            for _, frame in cached_frames(film, jobs=jobs_value(args.jobs),
+                                          cache=cache_from_args(args)):
                 bar.advance()
                 yield frame
         write_video(frames(), args.output, comp.width, comp.height, comp.fps, args.crf)

@@ -1,0 +1,151 @@
+"""How fast ``nanoframes digest`` is, as ratios measured in one run.
+
+1. Overhead: nanoframes' own single-process digest of each composition
+   (de-duplication off: parse, identity, bake, raster, hash) against the bare
+   ThorVG raster time of the very same documents (baked beforehand, outside the
+   timer). Target: ratio <= 1.3.
+2. Sweep: ``nanoframes digest --all`` as a command, with de-duplication and
+   ``-j 2``, against single-process without de-duplication. Target: >= 2.5x.
+
+Usage: python benchmarks/digest_speed.py [PATH ...] [--jobs 2] [--repeat 3] [--clock cpu]
+Timings are best-of-N; no test asserts them. The overhead ratio can use CPU time
+of this process (``--clock cpu``, ThorVG runs single-threaded here) so that a
+busy machine does not distort it; the sweep is wall clock by nature, so the
+load average is printed beside it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from nanoframes.config import find_project_root, load_config
+from nanoframes.digest import frame_digest
+from nanoframes.film import Film
+from nanoframes.raster import get_rasterizer
+from nanoframes.reading import composition_identity, read_film
+from nanoframes.sweep import collect
+from nanoframes.text.fonts import face_bytes
+
+CLOCK = time.perf_counter
+
+
+def _best(fn, repeat: int, clock=None) -> float:
+    clock = clock or CLOCK
+    best = float("inf")
+    for _ in range(repeat):
+        start = clock()
+        fn()
+        best = min(best, clock() - start)
+    return best
+
+
+def overhead(paths: list[Path], root: Path, repeat: int) -> None:
+    print(f"{'composition':<44}{'frames':>7}{'unique':>7}{'bare s':>9}{'nf s':>9}{'ratio':>7}")
+    total_bare = total_nf = 0.0
+    frames = 0
+    for path in paths:
+        film = Film.open(path, root, dedup=False)
+        comp = film.comp
+        rast = get_rasterizer()
+        for face in film.baker.faces():
+            rast.register_font(face.name, face_bytes(face))
+        docs = [film.document(i) for i in range(comp.frame_count)]
+        read_film(path, dedup=False)  # warm: font book, faces, ThorVG's first use
+
+        def bare(docs=docs, w=comp.width, h=comp.height, render=rast.render) -> None:
+            for doc in docs:
+                render(doc, w, h)
+
+        t_bare = _best(bare, repeat)
+        t_nf = _best(lambda path=path: read_film(path, dedup=False), repeat)
+        total_bare += t_bare
+        total_nf += t_nf
+        frames += comp.frame_count
+        key = path.relative_to(root).as_posix()
+        print(f"{key:<44}{comp.frame_count:>7}{len(set(docs)):>7}{t_bare:>9.3f}{t_nf:>9.3f}"
+              f"{t_nf / t_bare:>7.2f}")
+    print(f"{'all':<44}{frames:>7}{'':>7}{total_bare:>9.3f}{total_nf:>9.3f}"
+          f"{total_nf / total_bare:>7.2f}")
+    print(f"bare ThorVG: {frames / total_bare:.0f} frames/s; nanoframes single-process, "
+          f"no de-duplication: {frames / total_nf:.0f} frames/s")
+    print(f"overhead ratio (target <= 1.3): {total_nf / total_bare:.2f}")
+    breakdown(paths, root)
+
+
+def breakdown(paths: list[Path], root: Path) -> None:
+    """Where nanoframes' time goes, phase by phase (one pass, same clock)."""
+    phases = dict.fromkeys(("open+identity", "bake", "raster", "hash"), 0.0)
+    for path in paths:
+        t = CLOCK()
+        film = Film.open(path, root, dedup=False)
+        composition_identity(film.comp, film.baker)
+        film._prepare()  # registers faces
+        phases["open+identity"] += CLOCK() - t
+        for i in range(film.comp.frame_count):
+            t0 = CLOCK()
+            doc = film.document(i)
+            t1 = CLOCK()
+            frame = film.raster(doc)
+            t2 = CLOCK()
+            frame_digest(frame)
+            t3 = CLOCK()
+            phases["bake"] += t1 - t0
+            phases["raster"] += t2 - t1
+            phases["hash"] += t3 - t2
+    total = sum(phases.values())
+    print("where the time goes: " + ", ".join(
+        f"{k} {v:.3f} s ({100 * v / total:.0f}%)" for k, v in phases.items()) + "\n")
+
+
+def sweep(paths: list[Path], root: Path, jobs: int, repeat: int, frames: int) -> None:
+    def command(*args: str) -> float:
+        cmd = [sys.executable, "-m", "nanoframes", "digest", *map(str, paths), *args]
+
+        def run() -> None:
+            subprocess.run(cmd, cwd=root, check=True, stdout=subprocess.DEVNULL)
+
+        return _best(run, repeat, time.perf_counter)
+
+    slow = command("-j", "1", "--no-dedup")
+    fast = command("-j", str(jobs))
+    one = command("-j", "1")
+    print(f"digest, 1 process, no de-duplication: {slow:.3f} s ({frames / slow:.0f} frames/s)")
+    print(f"digest, 1 process, de-duplication:    {one:.3f} s ({frames / one:.0f} frames/s)")
+    print(f"digest, -j {jobs}, de-duplication:       {fast:.3f} s ({frames / fast:.0f} frames/s)")
+    print(f"speed-up (target >= 2.5): {slow / fast:.2f}x")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (wall clock: a busy "
+          "machine distorts this ratio)")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("paths", nargs="*", type=Path)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
+                    help="clock for the overhead ratio (default wall)")
+    ap.add_argument("--no-sweep", action="store_true", help="measure the overhead ratio only")
+    args = ap.parse_args(argv)
+    global CLOCK
+    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    config = load_config(find_project_root(args.paths[0] if args.paths else None))
+    paths = collect(args.paths, config)
+    if not paths:
+        print("no compositions found", file=sys.stderr)
+        return 2
+    frames = sum(Film.open(p, config.root).comp.frame_count for p in paths)
+    print(f"{len(paths)} compositions, {frames} frames; overhead clock: {args.clock}\n")
+    overhead(paths, config.root, args.repeat)
+    if not args.no_sweep:
+        sweep(paths, config.root, args.jobs, args.repeat, frames)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

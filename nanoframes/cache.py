@@ -1,0 +1,332 @@
+"""The on-disk frame cache: rendered frames keyed on identity, frame and size.
+
+``nanoframes render`` and ``nanoframes video`` read frames from here and store
+what they had to render. Digests never do: ``Film.digests``, ``film_digests``,
+``read_film`` and everything behind ``nanoframes digest --check`` and the
+pytest plugin render fresh, and this module is imported by none of them. A
+cache can make a picture cheaper; it must never make a verdict.
+
+Where: ``$NANOFRAMES_CACHE_DIR``, else the user cache directory
+(``platformdirs.user_cache_dir("nanoframes")``), under ``frames/``.
+
+Key: SHA-256 over canonical JSON of the composition's four identity
+components (source, media, fonts, toolchain; ``reading.composition_identity``),
+the frame index and the canvas size. The toolchain component covers
+nanoframes' own modules, so any code change starts a fresh set of keys.
+
+Entry: one file ``frames/<k[:2]>/<k>.rgba``::
+
+    magic     8 bytes  b"NFCACHE1"
+    width     4 bytes  little-endian uint32
+    height    4 bytes  little-endian uint32
+    key      32 bytes  the entry's key (a file renamed onto another key is refused)
+    sha256   32 bytes  SHA-256 of the payload (this is the frame digest)
+    payload  width*height*4 bytes of straight RGBA, row-major
+
+A read checks the magic, the size, the key, the length and the payload's
+SHA-256; an entry that fails any of them is deleted and the frame rendered
+again. Writes go to a temp file in the entry's directory and are renamed into
+place (``os.replace``), so a reader sees a whole entry or none, and several
+processes writing the same key at once are safe: the last rename wins and
+every candidate is a whole, correct entry. No fsync: a torn file after a power
+loss fails its checksum and is rendered again.
+
+Size: capped at ``$NANOFRAMES_CACHE_MAX_MB`` (default 2048). A hit refreshes
+the entry's mtime; after a run that wrote entries the least recently used are
+evicted until the cache is under 90 % of the cap.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import struct
+import tempfile
+import time
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from .errors import NanoframesError
+
+MAGIC = b"NFCACHE1"
+_HEADER = struct.Struct("<8sII32s32s")
+HEADER_SIZE = _HEADER.size  # 80
+SUFFIX = ".rgba"
+DEFAULT_MAX_MB = 2048
+_TMP_PREFIX = ".tmp-"
+_STALE_TMP_S = 3600  # a temp file this old belongs to a writer that died
+
+
+def cache_dir() -> Path:
+    """``$NANOFRAMES_CACHE_DIR`` or the user cache directory for nanoframes."""
+    env = os.environ.get("NANOFRAMES_CACHE_DIR", "").strip()
+    if env:
+        return Path(env).expanduser().absolute()
+    import platformdirs
+
+    return Path(platformdirs.user_cache_dir("nanoframes", appauthor=False))
+
+
+def max_bytes() -> int:
+    raw = os.environ.get("NANOFRAMES_CACHE_MAX_MB", "").strip()
+    if not raw:
+        return DEFAULT_MAX_MB * 1024 * 1024
+    try:
+        mb = float(raw)
+    except ValueError:
+        mb = -1
+    if mb < 0:
+        raise NanoframesError(
+            "config-invalid", f"NANOFRAMES_CACHE_MAX_MB must be a number >= 0, got {raw!r}")
+    return int(mb * 1024 * 1024)
+
+
+def frame_key(identity: Mapping[str, str], index: int, width: int, height: int) -> str:
+    """The cache key of one frame: identity components, frame index, canvas size."""
+    blob = json.dumps({"v": 1, "identity": dict(identity), "frame": int(index),
+                       "size": [int(width), int(height)]},
+                      sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+@dataclass(frozen=True)
+class CacheStats:
+    directory: Path
+    entries: int
+    bytes: int
+    max_bytes: int
+
+
+class FrameCache:
+    """Frames on disk. Counters (``hits``, ``misses``, ``rejected``, ``written``)
+    are for reports and tests."""
+
+    def __init__(self, directory: str | Path | None = None, limit: int | None = None) -> None:
+        self.root = Path(directory) if directory is not None else cache_dir()
+        self.frames_dir = self.root / "frames"
+        self.limit = max_bytes() if limit is None else limit
+        self.hits = self.misses = self.rejected = self.written = 0
+
+    # --- entries ---------------------------------------------------------
+
+    def path(self, key: str) -> Path:
+        return self.frames_dir / key[:2] / f"{key}{SUFFIX}"
+
+    def has(self, key: str) -> bool:
+        return self.path(key).is_file()
+
+    def get(self, key: str, width: int, height: int) -> np.ndarray | None:
+        """The frame stored under ``key``, verified; None (and the entry deleted) if it
+        is missing, truncated, altered or of another size."""
+        path = self.path(key)
+        try:
+            with open(path, "rb") as fh:
+                data = fh.read()
+        except OSError:
+            self.misses += 1
+            return None
+        payload = self._verify(data, key, width, height)
+        if payload is None:
+            self.rejected += 1
+            self.misses += 1
+            _unlink(path)
+            return None
+        try:
+            os.utime(path)  # least recently used eviction reads mtime
+        except OSError:
+            pass
+        self.hits += 1
+        frame = np.frombuffer(payload, dtype=np.uint8).reshape(height, width, 4)
+        return frame  # read-only: frombuffer over bytes
+
+    @staticmethod
+    def _verify(data: bytes, key: str, width: int, height: int) -> memoryview | None:
+        if len(data) < HEADER_SIZE:
+            return None
+        magic, w, h, kbytes, digest = _HEADER.unpack_from(data)
+        if magic != MAGIC or (w, h) != (width, height) or kbytes.hex() != key:
+            return None
+        if len(data) != HEADER_SIZE + w * h * 4:
+            return None
+        payload = memoryview(data)[HEADER_SIZE:]
+        if hashlib.sha256(payload).digest() != digest:
+            return None
+        return payload
+
+    def put(self, key: str, frame: np.ndarray) -> None:
+        """Store ``frame`` (uint8 RGBA, height x width x 4) atomically under ``key``."""
+        if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 4:
+            raise TypeError(f"a frame is uint8 RGBA (h, w, 4), got {frame.dtype} {frame.shape}")
+        frame = np.ascontiguousarray(frame)
+        height, width = frame.shape[:2]
+        header = _HEADER.pack(MAGIC, width, height, bytes.fromhex(key),
+                              hashlib.sha256(frame).digest())
+        target = self.path(key)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=SUFFIX, dir=target.parent)
+        except OSError:
+            return  # a cache that cannot be written is only a slower render
+        try:
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(header)
+                fh.write(memoryview(frame).cast("B"))
+            os.replace(tmp, target)
+            self.written += 1
+        except OSError:
+            pass
+        finally:
+            _unlink(Path(tmp))
+
+    # --- the whole cache -------------------------------------------------
+
+    def _entries(self) -> Iterator[os.DirEntry]:
+        try:
+            shards = list(os.scandir(self.frames_dir))
+        except OSError:
+            return
+        for shard in shards:
+            if not shard.is_dir(follow_symlinks=False):
+                continue
+            try:
+                yield from os.scandir(shard.path)
+            except OSError:
+                continue
+
+    def stats(self) -> CacheStats:
+        entries = size = 0
+        for entry in self._entries():
+            if entry.name.endswith(SUFFIX) and not entry.name.startswith(_TMP_PREFIX):
+                try:
+                    size += entry.stat(follow_symlinks=False).st_size
+                except OSError:
+                    continue
+                entries += 1
+        return CacheStats(self.root, entries, size, self.limit)
+
+    def clear(self) -> CacheStats:
+        """Delete every entry (and stray temp files); returns what was removed."""
+        removed = self.stats()
+        for entry in self._entries():
+            _unlink(Path(entry.path))
+        try:
+            for shard in os.scandir(self.frames_dir):
+                if shard.is_dir(follow_symlinks=False):
+                    try:
+                        os.rmdir(shard.path)
+                    except OSError:
+                        pass  # another process wrote into it meanwhile
+        except OSError:
+            pass
+        return removed
+
+    def prune(self) -> int:
+        """Evict least recently used entries until under 90 % of the cap; remove temp
+        files of dead writers. Returns the number of entries evicted."""
+        now = time.time()
+        live: list[tuple[float, int, str]] = []
+        total = 0
+        for entry in self._entries():
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if entry.name.startswith(_TMP_PREFIX):
+                if now - st.st_mtime > _STALE_TMP_S:
+                    _unlink(Path(entry.path))
+                continue
+            live.append((st.st_mtime, st.st_size, entry.path))
+            total += st.st_size
+        if total <= self.limit:
+            return 0
+        target = int(self.limit * 0.9)
+        evicted = 0
+        for _mtime, size, path in sorted(live):
+            if total <= target:
+                break
+            _unlink(Path(path))
+            total -= size
+            evicted += 1
+        return evicted
+
+
+def _unlink(path: Path) -> None:
+    try:
+        path.unlink()
+    except OSError:
+        pass
+
+
+# --- frames of a film through the cache --------------------------------------
+
+def film_identity(film) -> dict[str, str]:
+    """The identity components the cache keys a film's frames on."""
+    from .reading import composition_identity
+
+    return composition_identity(film.comp, film.baker).as_dict()
+
+
+def cached_frame(film, index: int, cache: FrameCache) -> np.ndarray:
+    """One frame: from the cache when a verified entry exists, else rendered and stored."""
+    comp = film.comp
+    key = frame_key(film_identity(film), index, comp.width, comp.height)
+    frame = cache.get(key, comp.width, comp.height)
+    if frame is None:
+        frame = film.raster(film.document(index)).copy()
+        cache.put(key, frame)
+    return frame
+
+
+def cached_frames(film, indices: Iterable[int] | None = None, jobs: int = 1,
+                  cache: FrameCache | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    """``film_frames`` through the cache: (index, RGBA) in the given order.
+
+    Frames with an entry are read (and verified); the rest are rendered, here or
+    over ``jobs`` worker processes, and stored. An entry that fails verification
+    is rendered again in this process. With ``cache=None`` this is ``film_frames``.
+    """
+    from .film import film_frames
+
+    order = film.indices(indices)
+    if cache is None:
+        yield from film_frames(film, order, jobs=jobs)
+        return
+    comp = film.comp
+    w, h = comp.width, comp.height
+    ident = film_identity(film)
+    keys = [frame_key(ident, i, w, h) for i in order]
+    present = [cache.has(k) for k in keys]
+    missing = [i for i, p in zip(order, present) if not p]
+    rendered = film_frames(film, missing, jobs=jobs) if missing else iter(())
+    try:
+        for i, key, p in zip(order, keys, present):
+            frame = cache.get(key, w, h) if p else None
+            if frame is None and p:  # vanished or corrupt since it was listed
+                frame = film.raster(film.document(i)).copy()
+                cache.put(key, frame)
+            elif frame is None:
+                j, frame = next(rendered)
+                assert j == i, (j, i)
+                cache.put(key, frame)
+            yield i, frame
+    finally:
+        close = getattr(rendered, "close", None)
+        if close is not None:
+            close()
+        if cache.written:
+            cache.prune()
+
+
+# --- command-line helpers (render, video) ------------------------------------
+
+def add_cache_arg(parser) -> None:
+    parser.add_argument("--no-cache", action="store_false", dest="cache",
+                        help="render every frame fresh; read and write no cache entries")
+
+
+def cache_from_args(args) -> FrameCache | None:
+    return FrameCache() if getattr(args, "cache", True) else None

@@ -1,0 +1,118 @@
+"""``nanoframes measure COMP [--frame N] [--json]``: every text run's face, size and ink box.
+
+A run is one line a ``<text>`` draws (a wrapped text has several). The box is
+ThorVG's own bounds query for exactly what the frame's document draws (after
+frame text, fit, wrap and anchor), never a probe render. ``canvas`` is the box
+in canvas pixels, through every transform above the text in this frame (the
+axis-aligned bounds when rotated) and a declared viewBox (xMidYMid meet); the
+JSON ``box`` is the same ink in the text's own user space. The plain listing
+prints the canvas box.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from dataclasses import asdict, replace
+from pathlib import Path
+
+from lxml import etree
+
+from ..bake import Baker
+from ..composition import SVG_NS, local_name, parse
+from ..geometry import IDENTITY, Matrix, multiply, parse_transform, transform_box
+from ..text.layout import Run
+from ..timeline import fmt
+from .common import frame_index
+
+# Containers whose content is only drawn by reference (or not at all).
+NOT_DRAWN = frozenset(("defs", "clipPath", "mask", "pattern", "symbol", "marker"))
+
+
+def register(sub) -> None:
+    p = sub.add_parser("measure", help="print the face, size and ink box of every text run",
+                       description="For one frame, print each text run the document draws: "
+                       "the element (id or line), the resolved face, the font-size after "
+                       "fitting, and the renderer-exact ink box (x, y, width, height).")
+    p.add_argument("composition", type=Path)
+    p.add_argument("--frame", type=int, help="frame index (default 0)")
+    p.add_argument("--t", type=float, dest="t", metavar="SECONDS", help="time in seconds")
+    p.add_argument("--json", action="store_true", help="print a JSON list of objects")
+    p.set_defaults(func=run)
+
+
+def measure_runs(path: Path, frame: int | None = None, t: float | None = None) -> list[Run]:
+    """The text runs frame ``frame`` (or the instant ``t``) draws, in document order."""
+    comp = parse(path)
+    index = frame_index(comp, frame, t)
+    baker = Baker(comp)
+    baker.layout.runs = []  # layout records each line it places, with its source element
+    doc = baker.document(index, t)
+    laid = sorted(baker.layout.runs, key=lambda r: (r.element, r.run))
+    baker.layout.runs = None
+    # Walk what the document draws (a text under an absent group is gone) and take
+    # each box through the transforms above it in this frame.
+    root = etree.fromstring(doc)
+    view = _view_matrix(root, comp.width, comp.height)
+    out: list[Run] = []
+    pending = iter(laid)
+    for el in root.iter(f"{{{SVG_NS}}}text", "text"):
+        if any(local_name(a) in NOT_DRAWN for a in el.iterancestors()):
+            continue
+        key = (el.get("font-family"), el.get("font-size"), "".join(el.itertext()))
+        for r in pending:
+            if (r.face, fmt(r.size), r.text) == key:
+                x, y, w, h = r.box
+                box = transform_box(multiply(view, _ctm(el)), (x, y, x + w, y + h))
+                if box is not None:
+                    out.append(replace(r, canvas=(box[0], box[1], box[2] - box[0],
+                                                  box[3] - box[1])))
+                break
+    return out
+
+
+def _ctm(el) -> Matrix:
+    m = IDENTITY
+    for node in [*reversed(list(el.iterancestors())), el]:
+        m = multiply(m, parse_transform(node.get("transform")))
+    return m
+
+
+def _view_matrix(root, width: int, height: int) -> Matrix:
+    """viewBox → canvas pixels, uniform and centred (SVG's default xMidYMid meet)."""
+    try:
+        vx, vy, vw, vh = (float(v) for v in (root.get("viewBox") or "").replace(",", " ")
+                          .split())
+    except ValueError:
+        return IDENTITY
+    if vw <= 0 or vh <= 0:
+        return IDENTITY
+    s = min(width / vw, height / vh)
+    return (s, 0.0, 0.0, s, (width - vw * s) / 2 - vx * s, (height - vh * s) / 2 - vy * s)
+
+
+def _row(run: Run) -> dict:
+    out = asdict(run)
+    out["box"] = dict(zip(("x", "y", "width", "height"), (round(v, 3) for v in run.box)))
+    out["canvas"] = dict(zip(("x", "y", "width", "height"),
+                             (round(v, 3) for v in run.canvas or run.box)))
+    out["line"] = out.pop("source_line")
+    del out["element"]
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    runs = measure_runs(args.composition, args.frame, args.t)
+    if args.json:
+        print(json.dumps([_row(r) for r in runs], indent=2, ensure_ascii=False))
+        return 0
+    for r in runs:
+        who = f"#{r.id}" if r.id else f"line {r.source_line}"
+        if r.run:
+            who += f"[{r.run}]"
+        x, y, w, h = r.canvas or r.box  # where the ink lands; --json also gives user space
+        print(f"{who}  {r.face}  {r.size:g}px  x={x:.2f} y={y:.2f} w={w:.2f} h={h:.2f}  "
+              f"{json.dumps(r.text, ensure_ascii=False)}")
+    if not runs:
+        print("no text drawn in this frame")
+    return 0

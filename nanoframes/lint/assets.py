@@ -1,0 +1,139 @@
+"""Checks on what a composition draws with: image files, nested compositions,
+font families and paint colours.
+
+Asset problems carry the error code the renderer itself would stop with
+(``image-missing``, ``image-outside``, ``nested-cycle``...), so a lint finding
+and a render failure name the same thing the same way.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from ..color import parse_color
+from ..composition import Composition, href_of, local_name
+from ..errors import NanoframesError
+from ..media import is_composition_href, load_image
+from ..text.fonts import font_book, is_generic, parse_family_list
+from ..text.style import font_request, parse_style_attr
+from . import ERROR, WARNING, Finding, finding
+
+if TYPE_CHECKING:
+    from .canvas import Context
+
+PAINT_ATTRS = ("fill", "stroke", "stop-color", "flood-color", "lighting-color", "data-bg")
+_UNDRAWN = frozenset(("script", "style", "foreignObject", "metadata"))
+MAX_LISTED_FAMILIES = 12
+
+
+def check(comp: Composition, ctx: Context) -> Iterator[Finding]:
+    yield from _images(comp)
+    yield from _fonts(comp, ctx)
+    yield from _palette(comp)
+    if ctx.baker is None:
+        yield from _baker_error(comp)
+
+
+def _drawn(el) -> bool:
+    return not any(local_name(a) in _UNDRAWN for a in el.iterancestors())
+
+
+def _images(comp: Composition) -> Iterator[Finding]:
+    from ..nested import children, resolve_child
+
+    nested = False
+    for el in comp.elements:
+        if local_name(el) != "image" or not _drawn(el):
+            continue
+        href = href_of(el) or ""
+        try:
+            if is_composition_href(href):
+                resolve_child(comp, el, href)
+                nested = True
+            else:
+                load_image(href, comp.directory, comp.project_root, comp.path, el.sourceline)
+        except NanoframesError as err:
+            yield finding(ERROR, err.code, el, None, err.message)
+    if nested:
+        try:
+            children(comp)  # cycles, depth, and each child's own parse errors
+        except NanoframesError as err:
+            where = "" if err.file == str(comp.path) else f"in {err.file}: "
+            yield finding(ERROR, err.code, comp.root, None, where + err.message)
+
+
+def _baker_error(comp: Composition) -> Iterator[Finding]:
+    """Whatever else stopped the renderer's setup (e.g. no bundled font face)."""
+    from ..bake import Baker
+
+    try:
+        Baker(comp)
+    except NanoframesError as err:
+        if not err.code.startswith(("image-", "nested-")):
+            yield finding(ERROR, err.code, comp.root, None, err.message)
+
+
+def _fonts(comp: Composition, ctx: Context) -> Iterator[Finding]:
+    from ..config import load_config
+
+    book = ctx.baker.book if ctx.baker is not None else font_book(load_config(comp.project_root))
+    families = sorted(book.families(), key=str.casefold)
+    for el in comp.elements:
+        if local_name(el) != "text" or not _drawn(el):
+            continue
+        req = font_request(el)
+        named = [f for f in parse_family_list(req.family) if not is_generic(f)]
+        if not named:
+            continue
+        res = book.resolve(req)
+        if not res.fallback:
+            continue
+        close: list[str] = []
+        for name in named:
+            close += [c for c in difflib.get_close_matches(name, families, 3, 0.5)
+                      if c not in close]
+        listed = close or families[:MAX_LISTED_FAMILIES]
+        more = "" if close or len(families) <= MAX_LISTED_FAMILIES else \
+            f" and {len(families) - MAX_LISTED_FAMILIES} more (nanoframes fonts lists them)"
+        yield finding(WARNING, "font-unresolved", el, None,
+                      f"font-family {req.family!r} names no loaded face "
+                      f"({', '.join(repr(n) for n in named)}); it draws with the default face "
+                      f"{res.face.family!r}. Values that resolve: "
+                      f"{', '.join(repr(f) for f in listed)}{more}")
+
+
+def _paints(comp: Composition) -> Iterator[str]:
+    for el in comp.elements:
+        if not _drawn(el):
+            continue
+        style = parse_style_attr(el.get("style"))
+        for name in PAINT_ATTRS:
+            for value in (el.get(name), style.get(name)):
+                if value:
+                    yield value
+    for anim in comp.animations:
+        for kf in anim.keyframes:
+            for prop in ("fill", "stroke"):
+                value = kf.values.get(prop)
+                if isinstance(value, str):
+                    yield value
+
+
+def _palette(comp: Composition) -> Iterator[Finding]:
+    budget = comp.palette_budget
+    if budget is None:
+        return
+    colours: dict[tuple[int, int, int], str] = {}
+    for value in _paints(comp):
+        rgba = parse_color(value)
+        if rgba is None:  # none, url(#...), currentColor: not a declared colour
+            continue
+        # Alpha variants of one colour are one palette entry.
+        key = (round(rgba[0]), round(rgba[1]), round(rgba[2]))
+        colours.setdefault(key, "#" + "".join(f"{c:02x}" for c in key))
+    if len(colours) > budget:
+        yield finding(ERROR, "palette-budget", comp.root, None,
+                      f"{len(colours)} distinct paint colours, more than "
+                      f"data-palette-budget={budget}: {', '.join(sorted(colours.values()))}")

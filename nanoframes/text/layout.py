@@ -1,0 +1,467 @@
+"""Measured text layout (CONTRACT.md §4): anchor, chips, wrap, fit and frame text.
+
+ThorVG 1.0.4 ignores ``text-anchor``, ``<tspan>`` positions and ``opacity`` on
+``<text>``, so nanoframes lays text out itself with renderer-exact ink
+measurements (:mod:`.measure`) and hands the rasterizer only plain, positioned
+single-line ``<text>`` elements. The rules, in the order they apply:
+
+1. ``data-frame-text`` replaces the content with the template formatted for
+   the frame (fields ``frame frames second time fps duration``).
+2. ``data-fit="W"`` shrinks the font-size until the single line's ink width is
+   at most W: the largest size on a 0.5 px grid below the authored size that
+   fits, found by bisection (widths grow with size), never below
+   ``data-fit-min`` (9), never above the authored size.
+3. ``data-wrap="W"`` breaks the (fitted) text into lines whose ink width is at
+   most W: breaks at spaces, around each East Asian wide character, and, for a
+   word wider than W on its own, between characters. Line k sits at
+   ``y + k × 1.2 × font-size``.
+4. ``text-anchor`` places each line by its **ink** box (the contract measures
+   ink; ThorVG gives no advance widths): ``middle`` puts the centre of the ink
+   on x, ``end`` puts its right edge on x, ``start`` leaves the pen at x as the
+   rasterizer draws it (the ink begins a side bearing after x).
+5. ``data-bg`` puts a rounded chip behind the union of the lines' ink boxes.
+
+Several lines or a chip are emitted as a ``<g>`` that takes the text's
+transform, id, clip and opacity, so the chip moves and fades with its text.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import string
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from fractions import Fraction
+from pathlib import Path
+
+from lxml import etree
+
+from ..color import format_color, parse_color
+from ..errors import NanoframesError
+from ..timeline import fmt
+from .fonts import Face
+from .measure import Ink, Measurer, union
+from .style import inherited
+
+LINE_PITCH = 1.2  # × font-size, between wrapped lines
+FIT_STEP = 0.5  # px grid of fitted sizes: fine enough to look continuous, few measurements
+DEFAULT_FIT_MIN = 9.0
+CHIP_DEFAULTS = {"data-bg-pad-x": 12.0, "data-bg-pad-y": 8.0, "data-bg-rx": 10.0}
+FRAME_FIELDS = ("frame", "frames", "second", "time", "fps", "duration")
+# Attributes that describe the whole text, not one line: they move to the wrapping <g>.
+GROUP_ATTRS = ("id", "transform", "clip-path", "mask", "filter")
+_CACHE_LIMIT = 4096  # laid-out (element, text) pairs kept; frame text makes one per frame
+_NUM = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+
+Measure = Callable[[float, str], Ink]  # (size px, text) -> ink box, face already bound
+
+
+@dataclass(frozen=True)
+class Chip:
+    fill: str  # '#rrggbb'
+    alpha: float
+    pad_x: float
+    pad_y: float
+    rx: float
+
+
+@dataclass(frozen=True)
+class TextSpec:
+    """What one ``<text>`` asks of layout, read once from the composition."""
+
+    face: Face
+    size: float
+    anchor: str = "start"
+    chip: Chip | None = None
+    wrap: float | None = None
+    fit: float | None = None
+    fit_min: float = DEFAULT_FIT_MIN
+    template: str | None = None
+
+
+@dataclass(frozen=True)
+class Line:
+    text: str
+    dx: float  # offset of this line's pen from the element's x (anchor shift)
+    dy: float  # offset from the element's y (line pitch)
+    ink: Ink  # relative to the element's x, y: dx and dy already applied
+
+
+@dataclass(frozen=True)
+class Layout:
+    size: float
+    lines: tuple[Line, ...]
+
+    @property
+    def ink(self) -> Ink | None:
+        return union([line.ink for line in self.lines])
+
+
+@dataclass(frozen=True)
+class Run:
+    """One drawn line as ``nanoframes measure`` reports it."""
+
+    element: int
+    source_line: int | None
+    id: str | None
+    run: int
+    face: str
+    size: float
+    text: str
+    box: tuple[float, float, float, float]  # x, y, w, h in the text's user space
+    # The same box through every transform above it, filled in by ``nanoframes
+    # measure`` from the finished document (ancestors may animate after this text
+    # was laid out, as static text is laid out once).
+    canvas: tuple[float, float, float, float] | None = None
+
+
+# --- pure layout ---------------------------------------------------------------
+
+
+def fit_size(width_at: Callable[[float], float], size: float, limit: float,
+             minimum: float) -> float:
+    """The largest of ``size, size − 0.5, …, minimum`` whose ink width is ≤ ``limit``.
+
+    Bisection over that fixed grid (ink width grows with size), so the answer
+    and the number of measurements depend only on the inputs. When nothing
+    fits, ``minimum`` (the text overflows; lint can say so).
+    """
+    if size <= minimum or width_at(size) <= limit:
+        return size
+    steps = math.floor((size - minimum) / FIT_STEP + 1e-9)
+    grid = [size - k * FIT_STEP for k in range(1, steps + 1)]
+    if not grid or grid[-1] > minimum:
+        grid.append(minimum)
+    lo, hi = 0, len(grid) - 1
+    if width_at(grid[hi]) > limit:
+        return minimum
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if width_at(grid[mid]) <= limit:
+            hi = mid
+        else:
+            lo = mid + 1
+    return grid[lo]
+
+
+def _wide(ch: str) -> bool:
+    return unicodedata.east_asian_width(ch) in ("W", "F")
+
+
+def break_units(text: str) -> list[tuple[str, bool]]:
+    """``text`` as ``(unit, space_before)`` pairs: words split at spaces, and each
+    East Asian wide character a unit of its own (those lines may break anywhere
+    between them). Combining marks stay with the character before them."""
+    units: list[tuple[str, bool]] = []
+    word, word_space, space = "", False, False
+    for ch in text:
+        if ch == " ":
+            if word:
+                units.append((word, word_space))
+                word = ""
+            space = True
+        elif unicodedata.combining(ch) and not word and units:
+            unit, before = units[-1]
+            units[-1] = (unit + ch, before)
+        elif _wide(ch):
+            if word:
+                units.append((word, word_space))
+                word = ""
+            units.append((ch, space))
+            space = False
+        else:
+            if not word:
+                word_space, space = space, False
+            word += ch
+    if word:
+        units.append((word, word_space))
+    return units
+
+
+def _clusters(word: str) -> list[str]:
+    out: list[str] = []
+    for ch in word:
+        if out and unicodedata.combining(ch):
+            out[-1] += ch
+        else:
+            out.append(ch)
+    return out
+
+
+def _break_word(word: str, width: Callable[[str], float], limit: float) -> list[str]:
+    """A word wider than ``limit`` in pieces that fit (at least one character each)."""
+    pieces: list[str] = []
+    piece = ""
+    for cluster in _clusters(word):
+        if piece and width(piece + cluster) > limit:
+            pieces.append(piece)
+            piece = cluster
+        else:
+            piece += cluster
+    return pieces + [piece] if piece else pieces
+
+
+def wrap_lines(text: str, width: Callable[[str], float], limit: float) -> list[str]:
+    """Greedy line breaking with measured widths (each candidate line measured whole,
+    so kerning across the join counts)."""
+    lines: list[str] = []
+    current = ""
+    for unit, space in break_units(text):
+        if current:
+            candidate = current + (" " if space else "") + unit
+            if width(candidate) <= limit:
+                current = candidate
+                continue
+            lines.append(current)
+        if width(unit) <= limit:
+            current = unit
+        else:
+            *full, current = _break_word(unit, width, limit)
+            lines.extend(full)
+    if current:
+        lines.append(current)
+    return lines or [""]
+
+
+def anchor_shift(ink: Ink, anchor: str) -> float:
+    """How far to move the pen so the ink sits on x as ``anchor`` says."""
+    if ink.empty or anchor == "start":
+        return 0.0
+    if anchor == "middle":
+        return -(ink.x + ink.w / 2)
+    return -(ink.x + ink.w)  # end
+
+
+def lay_out(spec: TextSpec, text: str, measure: Measure) -> Layout:
+    """Fit, wrap and anchor ``text`` (already the characters to draw)."""
+    size = spec.size
+    if spec.fit is not None:
+        size = fit_size(lambda s: measure(s, text).w, size, spec.fit, spec.fit_min)
+    if spec.wrap is not None:
+        texts = wrap_lines(text, lambda s: measure(size, s).w, spec.wrap)
+    else:
+        texts = [text]
+    lines = []
+    for k, line in enumerate(texts):
+        ink = measure(size, line)
+        dx, dy = anchor_shift(ink, spec.anchor), k * LINE_PITCH * size
+        lines.append(Line(line, dx, dy, ink.moved(dx, dy)))
+    return Layout(size, tuple(lines))
+
+
+# --- frame text ---------------------------------------------------------------
+
+
+def check_template(template: str, file: Path | str | None, line: int | None) -> None:
+    """Refuse a frame-text template that could do more than format the known fields."""
+    def fail(message: str) -> NanoframesError:
+        return NanoframesError("frame-text", f"data-frame-text={template!r}: {message}",
+                               file, line)
+
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError as exc:
+        raise fail(str(exc)) from None
+    for _literal, name, spec, _conversion in parsed:
+        if name is None:
+            continue
+        if "." in name or "[" in name:
+            raise fail(f"{{{name}}}: attribute access and indexing are not allowed")
+        if name not in FRAME_FIELDS:
+            raise fail(f"unknown field {{{name}}}; the fields are {', '.join(FRAME_FIELDS)}")
+        if spec and "{" in spec:
+            raise fail(f"{{{name}:{spec}}}: nested fields in a format spec are not allowed")
+    try:  # a spec that does not suit the field's type (e.g. {second:d}) fails here, once
+        format_frame_text(template, {k: (0 if k in ("frame", "frames") else 0.0)
+                                     for k in FRAME_FIELDS})
+    except (ValueError, TypeError) as exc:
+        raise fail(str(exc)) from None
+
+
+def format_frame_text(template: str, values: dict[str, float | int]) -> str:
+    return string.Formatter().vformat(template, (), values)
+
+
+def frame_values(t: float, fps: Fraction, frames: int, duration: Fraction) -> dict:
+    """The fields of a frame-text template at time ``t``."""
+    # Frame i is at t = i/fps exactly as a fraction; the float t may land a hair
+    # under it, hence the small tolerance before flooring.
+    frame = math.floor(Fraction(t) * fps + Fraction(1, 10**6))
+    frame = min(max(frame, 0), frames - 1)
+    return {"frame": frame, "frames": frames, "second": t, "time": t, "fps": float(fps),
+            "duration": float(duration)}
+
+
+# --- reading the composition -----------------------------------------------------
+
+
+def _number(el, name: str, file, default: float | None = None,
+            positive: bool = True) -> float | None:
+    raw = el.get(name)
+    if raw is None or not raw.strip():
+        return default
+    try:
+        value = float(raw.strip().removesuffix("px"))
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or (positive and value <= 0) or value < 0:
+        raise NanoframesError("attr-invalid", f"{name}={raw!r} must be a "
+                              f"{'positive' if positive else 'non-negative'} number",
+                              file, el.sourceline)
+    return value
+
+
+def read_spec(el, face: Face, size: float, file: Path | str | None) -> TextSpec:
+    """The layout a source ``<text>`` asks for; errors name the file and line."""
+    anchor = (inherited(el, "text-anchor") or "start").strip().lower()
+    chip = None
+    if el.get("data-bg") is not None:
+        rgba = parse_color(el.get("data-bg"))
+        if rgba is None:
+            raise NanoframesError("attr-invalid", f"data-bg={el.get('data-bg')!r} is not a "
+                                  "colour", file, el.sourceline)
+        fill, alpha = format_color(rgba)
+        pads = {k: _number(el, k, file, v, positive=False) for k, v in CHIP_DEFAULTS.items()}
+        chip = Chip(fill, alpha, pads["data-bg-pad-x"], pads["data-bg-pad-y"],
+                    pads["data-bg-rx"])
+    template = el.get("data-frame-text")
+    if template is not None:
+        check_template(template, file, el.sourceline)
+    return TextSpec(
+        face=face, size=size,
+        anchor=anchor if anchor in ("start", "middle", "end") else "start",
+        chip=chip, wrap=_number(el, "data-wrap", file), fit=_number(el, "data-fit", file),
+        fit_min=_number(el, "data-fit-min", file, DEFAULT_FIT_MIN) or DEFAULT_FIT_MIN,
+        template=template,
+    )
+
+
+def _first(el, name: str) -> float:
+    """The first number of an x/y attribute (a list gives one position per glyph in
+    SVG; ThorVG and nanoframes' layout use the first)."""
+    m = _NUM.search(el.get(name) or "")
+    return float(m.group()) if m else 0.0
+
+
+# --- per composition ---------------------------------------------------------------
+
+
+class TextLayouts:
+    """Every ``<text>`` of a composition: specs read (and validated) once, layouts
+    cached per (element, text), and emission into each frame's document."""
+
+    def __init__(self, comp, fonts: dict, sizes: dict[int, float],
+                 measurer: Measurer | None = None) -> None:
+        self.comp = comp
+        self.measurer = measurer or Measurer()
+        self.specs = {i: read_spec(comp.elements[i], fonts[i].face, sizes[i], comp.path)
+                      for i in fonts}
+        self._cache: dict[tuple[int, str], Layout] = {}
+        self.runs: list[Run] | None = None  # set to [] to record what a document draws
+
+    def content(self, i: int, authored: str, t: float | None) -> str:
+        """The characters element ``i`` draws at ``t`` (None: a static element)."""
+        template = self.specs[i].template
+        if template is None:
+            return authored
+        comp = self.comp
+        return format_frame_text(template, frame_values(t or 0.0, comp.fps, comp.frame_count,
+                                                        comp.duration))
+
+    def layout(self, i: int, text: str) -> Layout:
+        key = (i, text)
+        found = self._cache.get(key)
+        if found is None:
+            spec = self.specs[i]
+            found = lay_out(spec, text,
+                            lambda size, s: self.measurer.ink(spec.face, size, s))
+            if len(self._cache) >= _CACHE_LIMIT:
+                self._cache.clear()
+            self._cache[key] = found
+        return found
+
+    def index_of(self, el) -> int | None:
+        """The element index of a (copied) ``<text>``, by source line and id."""
+        same = [i for i in self.specs if self.comp.elements[i].sourceline == el.sourceline]
+        exact = [i for i in same if self.comp.elements[i].get("id") == el.get("id")]
+        return (exact or same or [None])[0]
+
+    def box(self, i: int, el, text: str) -> Ink | None:
+        """The laid-out ink box of ``el`` in its own user space (for auto pivots)."""
+        ink = self.layout(i, text).ink
+        return ink.moved(_first(el, "x"), _first(el, "y")) if ink else None
+
+    def place(self, i: int, el, text: str) -> tuple[etree._Element | None,
+                                                   list[tuple[etree._Element, str]]]:
+        """Lay ``el`` out in a frame's document. Returns the wrapping group (None
+        when the text stays one plain element) and each ``<text>`` with the
+        characters it must draw; the caller writes them (as CDATA) and puts
+        the opacity on the group, or folds it into the text's paint."""
+        spec = self.specs[i]
+        lay = self.layout(i, text)
+        x, y = _first(el, "x"), _first(el, "y")
+        for node in [el, *el.iterancestors()]:  # the rasterizer ignores it; layout did it
+            node.attrib.pop("text-anchor", None)
+        el.set("font-size", fmt(lay.size))
+        ink = lay.ink
+        if spec.chip is None and len(lay.lines) == 1:
+            line = lay.lines[0]
+            if line.dx:
+                el.set("x", fmt(x + line.dx))
+            self._record(i, el, lay, x, y)
+            return None, [(el, line.text)]
+        group = etree.Element(f"{{{_ns(el)}}}g" if _ns(el) else "g")
+        el.addprevious(group)
+        group.tail, el.tail = el.tail, None
+        for name in GROUP_ATTRS:
+            value = el.attrib.pop(name, None)
+            if value is not None:
+                group.set(name, value)
+        if spec.chip is not None and ink is not None:
+            group.append(_chip_rect(el, spec.chip, ink.moved(x, y)))
+        runs = []
+        for line in lay.lines:
+            node = el if not runs else _line_copy(el)
+            node.set("x", fmt(x + line.dx))
+            node.set("y", fmt(y + line.dy))
+            group.append(node)
+            runs.append((node, line.text))
+        self._record(i, el, lay, x, y)
+        return group, runs
+
+    def _record(self, i: int, el, lay: Layout, x: float, y: float) -> None:
+        if self.runs is None:
+            return
+        source = self.comp.elements[i]
+        for k, line in enumerate(lay.lines):
+            ink = line.ink.moved(x, y)
+            self.runs.append(Run(i, source.sourceline, source.get("id"), k,
+                                 self.specs[i].face.name, lay.size, line.text,
+                                 (ink.x, ink.y, ink.w, ink.h)))
+
+
+def _ns(el) -> str:
+    tag = el.tag if isinstance(el.tag, str) else ""
+    return tag[1:].split("}", 1)[0] if tag.startswith("{") else ""
+
+
+def _chip_rect(el, chip: Chip, ink: Ink) -> etree._Element:
+    ns = _ns(el)
+    rect = etree.Element(f"{{{ns}}}rect" if ns else "rect")
+    for name, value in (("x", ink.x - chip.pad_x), ("y", ink.y - chip.pad_y),
+                        ("width", ink.w + 2 * chip.pad_x), ("height", ink.h + 2 * chip.pad_y),
+                        ("rx", chip.rx), ("ry", chip.rx)):
+        rect.set(name, fmt(value))
+    rect.set("fill", chip.fill)
+    if chip.alpha < 1.0:
+        rect.set("fill-opacity", fmt(chip.alpha))
+    return rect
+
+
+def _line_copy(el) -> etree._Element:
+    """A further line: the text's own paint attributes, no content (it is written after).
+    Directives (data-*) are left behind: bake strips them from ``el`` alone."""
+    attrib = {k: v for k, v in el.attrib.items() if not k.startswith("data-")}
+    return etree.Element(el.tag, attrib=attrib)

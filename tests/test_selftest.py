@@ -1,0 +1,157 @@
+"""The self-test renders for real, in fresh processes, and names what differs."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from nanoframes import selftest
+from nanoframes.config import load_config
+from nanoframes.selftest import VARIATIONS, run, run_one, run_selftest_cli
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLES = sorted((ROOT / "examples").rglob("*.nf.svg"))
+
+# 8 frames, every one different: a square sliding right.
+SLIDE = """\
+<svg xmlns="http://www.w3.org/2000/svg" data-width="48" data-height="32"
+     data-fps="4" data-duration="2">
+  <rect width="48" height="32" fill="#203040"/>
+  <rect id="box" x="0" y="8" width="12" height="12" fill="#ffcc00"/>
+  <script type="application/nanoframes+json">
+    {"animations": [{"target": "#box",
+      "keyframes": [{"t": 0, "x": 0}, {"t": 1.75, "x": 35}]}]}
+  </script>
+</svg>
+"""
+
+# A deliberately order-dependent render hook: each raster in a process nudges
+# one pixel by the number of rasters that process did before. Installed only in
+# self-test workers, through the job's ``setup`` callable.
+ORDER_HOOK = """\
+from nanoframes import film as _film
+
+def install():
+    original = _film.Film.raster
+    count = [0]
+
+    def raster(self, doc):
+        frame = original(self, doc).copy()
+        frame[0, 0, 0] = (int(frame[0, 0, 0]) + count[0]) % 256
+        count[0] += 1
+        frame.flags.writeable = False
+        return frame
+
+    _film.Film.raster = raster
+"""
+
+
+@pytest.fixture()
+def project(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.nanoframes]\n")
+    (tmp_path / "slide.nf.svg").write_text(SLIDE)
+    return tmp_path
+
+
+def by_name(result) -> dict:
+    return {v.name: v for v in result.variations}
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=lambda p: p.name)
+def test_examples_reproduce_under_every_variation(path: Path) -> None:
+    result = run_one(path, load_config(ROOT), per_frame=4)
+    assert result.error is None
+    assert [v.name for v in result.variations] == list(VARIATIONS)
+    assert result.ok, "\n".join(result.lines())
+    assert all(v.compared for v in result.variations)
+    assert len(by_name(result)["fresh-process-per-frame"].compared) == 4
+
+
+def test_clean_composition_passes_every_variation(project: Path) -> None:
+    result = run_one(project / "slide.nf.svg", load_config(project), per_frame=3)
+    assert result.ok, "\n".join(result.lines())
+    assert result.frames == 8 and result.indices == tuple(range(8))
+    assert by_name(result)["reversed-order"].compared == tuple(range(8))
+
+
+def test_order_dependent_hook_is_caught_by_name(project: Path) -> None:
+    (project / "order_hook.py").write_text(ORDER_HOOK)
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [str(project), *filter(None, [os.environ.get("PYTHONPATH")])]))
+    result = run_one(project / "slide.nf.svg", load_config(project), per_frame=3,
+                     env=env, setup="order_hook:install")
+    assert result.error is None
+    v = by_name(result)
+    assert not result.ok
+    # Order and process layout move the picture ...
+    for name in ("reversed-order", "shuffled-order", "fresh-process-per-frame"):
+        assert v[name].differing, name
+        assert v[name].error is None
+    # reversed: frame i was the (7 - i)-th raster instead of the i-th: every frame moves
+    assert v["reversed-order"].differing == tuple(range(8))
+    # a fresh process per frame: each is its process's first raster, like frame 0 is
+    assert v["fresh-process-per-frame"].differing == (4, 7)
+    # ... what keeps the order does not.
+    for name in ("threads-0", "threads-1", "threads-2", "locale", "tz", "hash-seed",
+                 "dedup-off"):
+        assert v[name].ok, name
+    lines = "\n".join(result.lines())
+    assert "DIFF  reversed-order" in lines and "first at frame 0" in lines
+    assert "DIFF  shuffled-order" in lines
+
+
+def test_variation_subset_and_samples(project: Path) -> None:
+    result = run_one(project / "slide.nf.svg", load_config(project),
+                     variations=("reversed-order", "tz"), samples=3)
+    assert result.indices == (0, 4, 7)
+    assert [v.name for v in result.variations] == ["reversed-order", "tz"]
+    assert all(v.compared == (0, 4, 7) for v in result.variations)
+    assert result.ok
+
+
+def test_unknown_variation_is_refused(project: Path) -> None:
+    with pytest.raises(ValueError, match="unknown self-test variation"):
+        run_one(project / "slide.nf.svg", load_config(project), variations=("moon-phase",))
+
+
+def test_unreadable_composition_is_an_error(project: Path) -> None:
+    bad = project / "bad.nf.svg"
+    bad.write_text("<svg")
+    result = run([bad], load_config(project))
+    assert result.exit_status == 2
+    assert result.compositions[0].error
+    assert "could not be rendered" in result.lines()[-1]
+
+
+def test_cli_entry_point(project: Path, capsys: pytest.CaptureFixture[str],
+                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(project)
+    args = argparse.Namespace(paths=[project / "slide.nf.svg"], all_=False, samples=2,
+                              json=False, check=False, record=False, selftest=True,
+                              selftest_per_frame=2)
+    assert run_selftest_cli(args) == 0
+    out = capsys.readouterr().out
+    assert "selftest slide.nf.svg: 8 frames, 2 sampled" in out
+    for name in VARIATIONS:
+        assert f"ok    {name}" in out
+    assert out.rstrip().endswith("every variation reproduces the baseline")
+
+    args.json = True
+    assert run_selftest_cli(args) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert data["ok"] and data["compositions"][0]["key"] == "slide.nf.svg"
+
+    args.check = True
+    assert run_selftest_cli(args) == 2
+
+
+def test_locale_and_tz_choices_differ_from_the_caller() -> None:
+    assert selftest.alternate_locale({"LC_ALL": "POSIX"}) != "POSIX"
+    assert selftest.alternate_locale({"LANG": "C.UTF-8"}) not in ("C.UTF-8",)
+    assert selftest.alternate_tz({"TZ": "Pacific/Chatham"}) == "UTC"
+    assert selftest.alternate_tz({}) != ""
