@@ -50,7 +50,10 @@ _NONFINITE = re.compile(r"(?i)\b(nan|inf|infinity)\b")
 # Bounded digits and exponent: Fraction("1e999999999") would compute 10**999999999.
 _DECIMAL = re.compile(r"^\s*[+-]?(\d{1,20}\.?\d{0,20}|\.\d{1,20})([eE][+-]?\d{1,2})?\s*$")
 # A DOCTYPE can only sit in the prolog (after the XML declaration, comments, PIs).
-_DOCTYPE = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<\?.*?\?>\s*|<!--.*?-->\s*)*<!DOCTYPE", re.DOTALL)
+# Each PI/comment can match one way only (no lazy scan across its end), so a prolog
+# of many PIs is linear, not exponential backtracking.
+_DOCTYPE = re.compile(rb"^(?:\xef\xbb\xbf)?\s*(?:<\?(?:[^?]|\?(?!>))*\?>\s*"
+                      rb"|<!--(?:[^-]|-(?!->))*-->\s*)*<!DOCTYPE")
 
 
 def local_name(el) -> str:
@@ -221,6 +224,8 @@ def _check_tree(root, path: Path) -> None:
             raise NanoframesError("too-many-attributes", f"<{local_name(el)}> has more than "
                                   f"{MAX_ATTRIBUTES} attributes", path, el.sourceline)
         for name, value in el.attrib.items():
+            if depth == 1 and name in ("width", "height", "data-duration"):
+                continue  # the canvas: parse_bytes refuses these with their own codes
             if name in NUMERIC_ATTRS and (_NONFINITE.search(value) or _out_of_range(value)):
                 raise NanoframesError("attr-invalid", f"{name}={value[:40]!r} on "
                                       f"<{local_name(el)}> is not a finite number within "

@@ -109,9 +109,10 @@ def path_box(d: str) -> Box | None:
         if not cmd:
             return None
         n = _ARGS[cmd.lower()]
-        args = [float(t) for t in tokens[i:i + n]]
-        if len(args) < n or any(a.isalpha() for a in tokens[i:i + n]):
-            break
+        raw = tokens[i:i + n]
+        if len(raw) < n or any(tok.isalpha() for tok in raw):
+            break  # malformed data: bound what was read so far, as renderers do
+        args = [float(tok) for tok in raw]
         i += n
         rel = cmd.islower()
         lo = cmd.lower()

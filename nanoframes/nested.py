@@ -15,7 +15,6 @@ so two instances (or a child and its parent) never collide.
 from __future__ import annotations
 
 import copy
-import hashlib
 import math
 import re
 from collections import OrderedDict
@@ -25,7 +24,15 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from .composition import SVG_NS, XLINK_NS, Composition, href_of, local_name, parse
+from .composition import (
+    MAX_ELEMENTS,
+    SVG_NS,
+    XLINK_NS,
+    Composition,
+    href_of,
+    local_name,
+    parse,
+)
 from .errors import NanoframesError
 from .geometry import Matrix, multiply
 from .media import is_composition_href, resolve_reference
@@ -81,25 +88,39 @@ def _name(path: Path, root: Path) -> str:
 
 
 def _walk(comp: Composition, parsed: dict[Path, Composition]) -> list[Path]:
-    """Depth-first over nested compositions: cycles and depth are errors."""
+    """Depth-first over nested compositions: cycles, depth and the total number of
+    elements once every instance is inlined (a fan-out bomb) are errors."""
     order: dict[Path, None] = {}
+    sizes: dict[Path, int] = {}  # elements a composition inlines to, itself included
+    heights: dict[Path, int] = {}  # levels of nesting below a composition
     root = comp.project_root.resolve()
 
-    def visit(c: Composition, chain: tuple[Path, ...]) -> None:
+    def visit(c: Composition, chain: tuple[Path, ...]) -> int:
+        total = len(c.elements)
+        height = 0
         for el, href in nested_images(c):
             path = resolve_child(c, el, href)
             if path in chain:
                 names = " -> ".join(_name(p, root) for p in (*chain, path))
                 raise NanoframesError("nested-cycle", f"compositions include each other: "
                                       f"{names}", c.path, el.sourceline)
-            if len(chain) > MAX_NESTING:
+            if len(chain) + heights.get(path, 0) > MAX_NESTING:
                 raise NanoframesError("nested-too-deep", f"compositions nest more than "
                                       f"{MAX_NESTING} levels deep at {href!r}", c.path,
                                       el.sourceline)
             order.setdefault(path, None)
-            if path not in parsed:
-                parsed[path] = parse(path, comp.project_root)
-            visit(parsed[path], (*chain, path))
+            if path not in sizes:
+                if path not in parsed:
+                    parsed[path] = parse(path, comp.project_root)
+                sizes[path] = visit(parsed[path], (*chain, path))
+            total += sizes[path]
+            height = max(height, heights[path] + 1)
+            if total > MAX_ELEMENTS:
+                raise NanoframesError("nested-bomb", f"nested compositions inline to more "
+                                      f"than {MAX_ELEMENTS} elements (at {href!r})", c.path,
+                                      el.sourceline)
+        heights[chain[-1]] = height
+        return total
 
     visit(comp, (comp.path.resolve(),))
     return list(order)
@@ -237,7 +258,6 @@ class NestedImage:
     in_: float
     speed: float
     loop: bool
-    _sha256: str | None = field(default=None, repr=False)
 
     @property
     def path(self) -> Path:
@@ -246,20 +266,6 @@ class NestedImage:
     @property
     def baker(self) -> Baker:
         return self.film.baker
-
-    @property
-    def sha256(self) -> str:
-        """A digest of everything the child draws from: its file's bytes, then each of
-        its images' and nested children's digests. It lets code that treats every
-        ``baker.images`` value as media (``path``, ``sha256``) cover a nested child
-        too; identity also puts the child's canonical source in the parent's source
-        (see :func:`source_extras`)."""
-        if self._sha256 is None:
-            h = hashlib.sha256(self.path.read_bytes())
-            for key in sorted(self.baker.images):
-                h.update(b"\n" + self.baker.images[key].sha256.encode("ascii"))
-            self._sha256 = h.hexdigest()
-        return self._sha256
 
     def time(self, t: float) -> float:
         return child_time(self.film.comp, t, self.start, self.in_, self.speed, self.loop)

@@ -203,56 +203,74 @@ def alternate_tz(env: Mapping[str, str]) -> str:
 
 
 @dataclass(frozen=True)
+class _Target:
+    key: str
+    path: Path
+    frames: int
+    indices: tuple[int, ...]
+
+
+@dataclass(frozen=True)
 class _Job:
+    """One worker process: ``segments`` are (target number, frame indices in rendering
+    order); each segment is one ``Film.digests`` call (one pool call with jobs > 1)."""
+
     variation: str                     # "baseline" or a variation name
-    indices: tuple[int, ...]           # in rendering order
+    segments: tuple[tuple[int, tuple[int, ...]], ...]
     env: Mapping[str, str]
     dedup: bool = True
     jobs: int = 1
 
 
-def _jobs_for(indices: Sequence[int], per_frame: int, base_env: Mapping[str, str],
+def _jobs_for(targets: Sequence[_Target], per_frame: int, base_env: Mapping[str, str],
               variations: Sequence[str], seed: int) -> tuple[list[_Job], dict[str, str]]:
-    """Every job to run, and the note each variation carries."""
+    """Every job to run, and the note each variation carries.
+
+    One process per variation covers every composition, in sequence, as
+    ``nanoframes digest`` does; the order variations also reverse or shuffle the
+    order of the compositions. fresh-process-per-frame is one process per frame.
+    """
     env = dict(base_env)
     env["PYTHONHASHSEED"] = BASE_HASH_SEED
-    jobs = [_Job("baseline", tuple(indices), env)]
+    forward = tuple((n, t.indices) for n, t in enumerate(targets))
+    jobs = [_Job("baseline", forward, env)]
     notes: dict[str, str] = {}
-    order = list(indices)
     for name in variations:
         if name == "fresh-process-per-frame":
-            picked = _spread(order, per_frame)
-            jobs += [_Job(name, (i,), env) for i in picked]
-            notes[name] = ("one process per frame" if len(picked) == len(order)
-                           else f"{len(picked)} of {len(order)} frames sampled, "
-                                "one process each")
+            for n, t in enumerate(targets):
+                jobs += [_Job(name, ((n, (i,)),), env) for i in _spread(t.indices, per_frame)]
         elif name == "reversed-order":
-            jobs.append(_Job(name, tuple(reversed(order)), env))
+            jobs.append(_Job(name, tuple((n, tuple(reversed(ix))) for n, ix in reversed(forward)),
+                             env))
         elif name == "shuffled-order":
-            shuffled = list(order)
-            random.Random(seed).shuffle(shuffled)
-            jobs.append(_Job(name, tuple(shuffled), env))
+            rng = random.Random(seed)
+            segments = []
+            for n, ix in forward:
+                shuffled = list(ix)
+                rng.shuffle(shuffled)
+                segments.append((n, tuple(shuffled)))
+            rng.shuffle(segments)
+            jobs.append(_Job(name, tuple(segments), env))
             notes[name] = f"seed {seed}"
         elif name == "worker-pool":
-            jobs.append(_Job(name, tuple(order), env, jobs=2))
+            jobs.append(_Job(name, forward, env, jobs=2))
             notes[name] = "2 workers"
-        elif name.startswith("threads-"):
+        elif name.startswith("threads-") and name in VARIATIONS:
             n = name.split("-", 1)[1]
-            jobs.append(_Job(name, tuple(order), {**env, "NANOFRAMES_THORVG_THREADS": n}))
+            jobs.append(_Job(name, forward, {**env, "NANOFRAMES_THORVG_THREADS": n}))
         elif name == "locale":
             alt = alternate_locale(base_env)
-            alt_env = {**env, "LC_ALL": alt, "LANG": alt}
-            jobs.append(_Job(name, tuple(order), alt_env))
+            jobs.append(_Job(name, forward, {**env, "LC_ALL": alt, "LANG": alt}))
             notes[name] = f"LC_ALL={alt}"
         elif name == "tz":
             tz = alternate_tz(base_env)
-            jobs.append(_Job(name, tuple(order), {**env, "TZ": tz}))
+            jobs.append(_Job(name, forward, {**env, "TZ": tz}))
             notes[name] = f"TZ={tz}"
         elif name == "hash-seed":
-            jobs.append(_Job(name, tuple(order), {**env, "PYTHONHASHSEED": OTHER_HASH_SEED}))
+            jobs.append(_Job(name, forward, {**env, "PYTHONHASHSEED": OTHER_HASH_SEED}))
             notes[name] = f"PYTHONHASHSEED {BASE_HASH_SEED} vs {OTHER_HASH_SEED}"
         elif name == "dedup-off":
-            jobs.append(_Job(name, tuple(order), env, dedup=False))
+            jobs.append(_Job(name, forward, env, dedup=False))
         else:
             raise ValueError(f"unknown self-test variation {name!r}; "
                              f"known: {', '.join(VARIATIONS)}")
@@ -271,9 +289,10 @@ def _spread(order: Sequence[int], n: int) -> list[int]:
 
 # --- running -----------------------------------------------------------------------
 
-def _run_job(job: _Job, path: Path, root: Path, setup: str | None, timeout: float
-             ) -> dict[str, Any]:
-    spec = {"path": str(path), "root": str(root), "indices": list(job.indices),
+def _run_job(job: _Job, targets: Sequence[_Target], root: Path, setup: str | None,
+             timeout: float) -> dict[str, Any]:
+    spec = {"root": str(root), "paths": [str(t.path) for t in targets],
+            "segments": [[n, list(ix)] for n, ix in job.segments],
             "dedup": job.dedup, "jobs": job.jobs, "setup": setup}
     try:
         proc = subprocess.run([sys.executable, "-m", "nanoframes.selftest", "--worker"],
@@ -290,72 +309,121 @@ def _run_job(job: _Job, path: Path, root: Path, setup: str | None, timeout: floa
     return {"error": f"worker failed (exit status {proc.returncode}): {tail}"}
 
 
-def run_one(path: str | Path, config=None, *, variations: Sequence[str] = VARIATIONS,
-            samples: int | None = None, per_frame: int = DEFAULT_PER_FRAME, seed: int = 1,
-            env: Mapping[str, str] | None = None, setup: str | None = None,
-            max_parallel: int | None = None, timeout: float = _TIMEOUT_S,
-            ) -> CompositionSelftest:
-    """Self-test one composition (all frames, or ``samples`` evenly spaced ones)."""
+def run(paths: Iterable[str | Path], config=None, *, variations: Sequence[str] = VARIATIONS,
+        samples: int | None = None, per_frame: int = DEFAULT_PER_FRAME, seed: int = 1,
+        env: Mapping[str, str] | None = None, setup: str | None = None,
+        max_parallel: int | None = None, timeout: float = _TIMEOUT_S,
+        progress: Callable[[CompositionSelftest], None] | None = None) -> SelftestResult:
+    """Self-test each composition in ``paths`` (all frames, or ``samples`` evenly
+    spaced ones) under ``variations``; see the module docstring.
+
+    ``env`` replaces the environment the workers start from (default: this
+    process's); ``setup`` is a ``"module:function"`` each worker calls first.
+    """
     from .composition import parse
     from .config import find_project_root, load_config, relative_key
     from .errors import NanoframesError
     from .reading import sample_indices
 
-    path = Path(path).absolute()
+    paths = [Path(p).absolute() for p in paths]
+    for name in variations:
+        if name not in VARIATIONS:
+            raise ValueError(f"unknown self-test variation {name!r}; "
+                             f"known: {', '.join(VARIATIONS)}")
     if config is None:
-        config = load_config(find_project_root(path.parent))
-    key = relative_key(path, config.root)
-    try:
-        comp = parse(path, config.root)
-    except NanoframesError as exc:
-        return CompositionSelftest(key, path, error=str(exc))
-    indices = (sample_indices(comp.frame_count, samples) if samples
-               else tuple(range(comp.frame_count)))
+        config = load_config(find_project_root(paths[0].parent if paths else None))
+    targets: list[_Target] = []
+    broken: dict[str, CompositionSelftest] = {}
+    order: list[str] = []
+    for path in paths:
+        key = relative_key(path, config.root)
+        order.append(key)
+        try:
+            comp = parse(path, config.root)
+        except NanoframesError as exc:
+            broken[key] = CompositionSelftest(key, path, error=str(exc))
+            continue
+        indices = (sample_indices(comp.frame_count, samples) if samples
+                   else tuple(range(comp.frame_count)))
+        targets.append(_Target(key, path, comp.frame_count, indices))
     base_env = dict(os.environ if env is None else env)
-    jobs, notes = _jobs_for(indices, per_frame, base_env, variations, seed)
-    parallel = max_parallel or max(1, min(os.cpu_count() or 1, 8))
-    with ThreadPoolExecutor(max_workers=parallel) as ex:
-        outs = list(ex.map(lambda j: _run_job(j, path, config.root, setup, timeout), jobs))
+    jobs, notes = _jobs_for(targets, per_frame, base_env, variations, seed)
+    outs: list[dict[str, Any]] = []
+    if targets:
+        parallel = max_parallel or max(1, min(os.cpu_count() or 1, 8))
+        with ThreadPoolExecutor(max_workers=parallel) as ex:
+            outs = list(ex.map(lambda j: _run_job(j, targets, config.root, setup, timeout),
+                               jobs))
+    done = {t.key: _judge(n, t, jobs, outs, variations, notes) for n, t in enumerate(targets)}
+    results = []
+    for key in order:
+        one = done.get(key) or broken[key]
+        if progress is not None:
+            progress(one)
+        results.append(one)
+    return SelftestResult(tuple(results))
 
+
+def run_one(path: str | Path, config=None, **options: Any) -> CompositionSelftest:
+    """Self-test one composition; options as :func:`run`."""
+    return run([path], config, **options).compositions[0]
+
+
+def _judge(n: int, target: _Target, jobs: Sequence[_Job], outs: Sequence[dict[str, Any]],
+           variations: Sequence[str], notes: Mapping[str, str]) -> CompositionSelftest:
+    """Compare each variation's digests of target ``n`` with the baseline's."""
     from .digest import film_digest
 
-    base = outs[0]
-    if "error" in base:
-        return CompositionSelftest(key, path, comp.frame_count, indices, error=base["error"])
-    expected = dict(zip(jobs[0].indices, base["digests"]))
+    def frames_of(job: _Job, out: dict[str, Any]) -> tuple[dict[int, str], str | None, Any]:
+        if "error" in out:
+            return {}, out["error"], None
+        film = out["films"][n]
+        if film is None:  # this job did not render target n
+            return {}, None, None
+        if film.get("error"):
+            return {}, film["error"], None
+        got: dict[int, str] = {}
+        for (m, ix), digests in zip(job.segments, out["segments"]):
+            if m == n:
+                got.update(zip(ix, digests))
+        return got, None, film.get("identity")
+
+    expected, error, identity = frames_of(jobs[0], outs[0])
+    if error is not None:
+        return CompositionSelftest(target.key, target.path, target.frames, target.indices,
+                                   error=error)
     got: dict[str, dict[int, str]] = {}
     errors: dict[str, str] = {}
+    local_notes = dict(notes)
     for job, out in zip(jobs[1:], outs[1:]):
-        if "error" in out:
-            errors.setdefault(job.variation, out["error"])
+        frames, err, ident = frames_of(job, out)
+        if err is None and ident is not None and ident != identity:
+            moved = [k for k in sorted(identity or {}) if (ident or {}).get(k) != identity[k]]
+            err = (f"inputs moved during the self-test: {', '.join(moved)} differs from "
+                   "the baseline's (files edited meanwhile?)")
+        if err is not None:
+            errors.setdefault(job.variation, err)
             continue
-        got.setdefault(job.variation, {}).update(zip(job.indices, out["digests"]))
+        if frames:
+            got.setdefault(job.variation, {}).update(frames)
         if job.variation == "locale" and "locale" in out:
-            notes["locale"] += f", in effect {out['locale']}"
+            local_notes["locale"] = f"{notes['locale']}, in effect {out['locale']}"
     results = []
     for name in variations:
         compared = tuple(sorted(got.get(name, {})))
+        note = local_notes.get(name, "")
+        if name == "fresh-process-per-frame" and compared:
+            note = ("one process per frame" if len(compared) == len(target.indices)
+                    else f"{len(compared)} of {len(target.indices)} frames sampled, "
+                         "one process each")
         if name in errors:
-            results.append(VariationResult(name, compared, note=notes.get(name, ""),
-                                           error=errors[name]))
+            results.append(VariationResult(name, compared, note=note, error=errors[name]))
             continue
         differing = tuple(i for i in compared if got[name][i] != expected[i])
-        results.append(VariationResult(name, compared, differing, notes.get(name, "")))
-    return CompositionSelftest(key, path, comp.frame_count, indices,
-                               film_digest([expected[i] for i in indices]), tuple(results))
-
-
-def run(paths: Iterable[str | Path], config=None, *,
-        progress: Callable[[CompositionSelftest], None] | None = None,
-        **options: Any) -> SelftestResult:
-    """Self-test each composition in ``paths``; options as :func:`run_one`."""
-    out = []
-    for path in paths:
-        one = run_one(path, config, **options)
-        if progress is not None:
-            progress(one)
-        out.append(one)
-    return SelftestResult(tuple(out))
+        results.append(VariationResult(name, compared, differing, note))
+    return CompositionSelftest(target.key, target.path, target.frames, target.indices,
+                               film_digest([expected[i] for i in target.indices]),
+                               tuple(results))
 
 
 # --- the command line (wired into ``nanoframes digest --selftest``) --------------------
@@ -370,6 +438,10 @@ def register_selftest_args(parser) -> None:
         "--selftest-per-frame", type=int, default=DEFAULT_PER_FRAME, metavar="N",
         help=f"frames given a fresh process each in fresh-process-per-frame "
         f"(default {DEFAULT_PER_FRAME}; 0 = every frame)")
+    parser.add_argument(
+        "--selftest-variation", action="append", choices=VARIATIONS, metavar="NAME",
+        help="run only this variation (repeatable; default: all of "
+        f"{', '.join(VARIATIONS)})")
 
 
 def run_selftest_cli(args) -> int:
@@ -393,7 +465,8 @@ def run_selftest_cli(args) -> int:
                 print(line, flush=True)
 
     result = run(targets, config, progress=show, samples=getattr(args, "samples", None),
-                 per_frame=getattr(args, "selftest_per_frame", DEFAULT_PER_FRAME))
+                 per_frame=getattr(args, "selftest_per_frame", DEFAULT_PER_FRAME),
+                 variations=getattr(args, "selftest_variation", None) or VARIATIONS)
     if as_json:
         print(json.dumps(result_json(result), indent=2))
     else:
@@ -433,19 +506,43 @@ def _worker(spec: Mapping[str, Any]) -> dict[str, Any]:
         module, _, func = setup.partition(":")
         getattr(importlib.import_module(module), func or "setup")()
     from .errors import NanoframesError
-    from .film import Film, film_digests
+    from .film import Film, film_digests, worker_pool
+    from .reading import composition_identity
 
+    root = Path(spec["root"])
+    dedup = bool(spec["dedup"])
+    jobs = int(spec.get("jobs", 1))
+    used = {int(n) for n, _ in spec["segments"]}
+    films: list[Any] = [None] * len(spec["paths"])
+    info: list[dict[str, Any] | None] = [None] * len(spec["paths"])
+    for n in sorted(used):
+        try:
+            films[n] = Film.open(spec["paths"][n], root, dedup=dedup)
+            ident = composition_identity(films[n].comp, films[n].baker).as_dict()
+            info[n] = {"identity": ident}
+        except NanoframesError as exc:
+            info[n] = {"error": str(exc)}
+    pool = worker_pool(jobs) if jobs > 1 else None
+    segments: list[list[str]] = []
     try:
-        film = Film.open(spec["path"], Path(spec["root"]), dedup=bool(spec["dedup"]))
-        indices = [int(i) for i in spec["indices"]]
-        jobs = int(spec.get("jobs", 1))
-        if jobs > 1:  # film_digests returns them in the order asked for
-            digests = film_digests(film, indices, jobs=jobs)
-        else:
-            digests = film.digests(indices)
-    except NanoframesError as exc:
-        return {"error": str(exc)}
-    return {"digests": digests, "pid": os.getpid(), "locale": in_effect,
+        for n, indices in spec["segments"]:
+            film = films[int(n)]
+            if film is None:
+                segments.append([])
+                continue
+            indices = [int(i) for i in indices]
+            try:
+                if pool is not None:  # in the order asked for
+                    segments.append(film_digests(film, indices, jobs=jobs, pool=pool))
+                else:
+                    segments.append(film.digests(indices))
+            except NanoframesError as exc:
+                info[int(n)] = {"error": str(exc)}
+                segments.append([])
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    return {"films": info, "segments": segments, "pid": os.getpid(), "locale": in_effect,
             "tz": list(time.tzname)}
 
 

@@ -408,3 +408,21 @@ def test_bake_never_mutates_the_composition(project: Path, image: Path) -> None:
     assert docs[1] == docs[3]
     with pytest.raises(dataclasses.FrozenInstanceError):
         comp.width = 1  # type: ignore[misc]
+
+
+def test_malformed_path_data_does_not_crash_auto_center(tmp_path):
+    """A broken `d` is bounded by what could be read; bake never raises on it."""
+    from nanoframes.bake import Baker
+    from nanoframes.composition import parse
+
+    (tmp_path / "pyproject.toml").write_text("")
+    comp = tmp_path / "p.nf.svg"
+    comp.write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" data-width="40" data-height="40">'
+        '<path id="p" d="M 10 10 L z q" stroke="red"/>'
+        '<script type="application/nanoframes+json">{"animations": [{"target": "#p",'
+        ' "keyframes": [{"t": 0, "transform": {"rotate": 0, "center": "auto"}},'
+        ' {"t": 1, "transform": {"rotate": 90, "center": "auto"}}]}]}</script></svg>'
+    )
+    doc = Baker(parse(comp)).document(10)
+    assert b"rotate(" in doc

@@ -385,3 +385,13 @@ def test_cli_subprocess_has_no_traceback(hostile: Path) -> None:
                              cwd=hostile)
     assert missing.returncode == 2 and "Traceback" not in missing.stderr
     assert len(missing.stderr.splitlines()) == 1 and "error[file-missing]" in missing.stderr
+
+
+def test_prolog_scan_is_linear(project: Path) -> None:
+    """The DOCTYPE pre-scan once backtracked exponentially over a prolog of many PIs
+    (2^k steps for k PIs): 40 would never finish."""
+    prolog = '<?xml version="1.0"?>\n' + "<?nf x?><!-- c -->" * 40 + "\n"
+    comp = parse(write(project, prolog + canvas()))
+    assert comp.width == 10
+    err = error_of(write(project, prolog + "<!DOCTYPE svg>\n" + canvas(), "d.nf.svg"))
+    assert (err.code, err.line) == ("xml-doctype", 3)

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from lxml import etree
 
 from nanoframes.bake import Baker
@@ -131,6 +133,26 @@ def test_wrap_breaks_between_wide_characters(face, measurer: Measurer) -> None:
     lines = wrap_lines("漢字漢字漢字漢字", width, one * 3.5)
     assert all(1 <= len(line) <= 3 for line in lines)
     assert "".join(lines) == "漢字漢字漢字漢字"
+
+
+@settings(max_examples=60, deadline=None)
+@given(words=st.lists(st.text(alphabet="abcdefghijklmnopqrstuvwxyzWM漢字,.é", min_size=1,
+                              max_size=18), min_size=1, max_size=12),
+       limit=st.floats(min_value=20, max_value=300))
+def test_wrap_properties(words: list[str], limit: float) -> None:
+    """Every line fits, or is a single character too wide to break; no character is
+    lost or invented, whatever the words and the width."""
+    face = FontBook(host_dirs=()).default
+    measurer = Measurer()
+
+    def width(s: str) -> float:
+        return measurer.width(face, 18, s)
+
+    text = " ".join(words)
+    lines = wrap_lines(text, width, limit)
+    assert all(width(line) <= limit or len(line) == 1 for line in lines)
+    assert "".join(lines).replace(" ", "") == text.replace(" ", "")
+    assert all(line == line.strip() and line for line in lines)
 
 
 def test_fit_size_is_the_largest_grid_size_that_fits(face, measurer: Measurer) -> None:

@@ -190,3 +190,11 @@ def test_unparseable_file_is_an_error_finding(project: Path,
 def test_every_example_is_lint_clean(path: Path) -> None:
     findings = lint_file(path)
     assert findings == [], "\n".join(f.format() for f in findings)
+
+
+def test_images_without_a_size_are_boxed_at_their_natural_size(project: Path) -> None:
+    path = project / "natural.nf.svg"
+    path.write_text(comp('<image href="ok.png"/><image href="leaf.nf.svg" x="-150"/>'))
+    assert codes(path) == []
+    path.write_text(comp('<image href="leaf.nf.svg" x="-250"/>'))
+    assert codes(path) == ["never-on-canvas"]

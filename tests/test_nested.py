@@ -191,6 +191,33 @@ def test_depth_is_limited(project: Path) -> None:
     Baker(parse(project / f"n{3}.nf.svg"))  # a shallower chain is fine
 
 
+def test_depth_counts_through_a_child_seen_before(project: Path) -> None:
+    # d1 is reached first at level 1 (7 levels below it: deepest level 8, fine), then
+    # again through top -> mid -> d0 -> d1 (deepest level 10): the second visit must
+    # not skip the depth check because d1 was seen before.
+    for k in range(MAX_NESTING):
+        write(project, f"d{k}.nf.svg", parent(f'<image href="d{k + 1}.nf.svg"/>'))
+    write(project, f"d{MAX_NESTING}.nf.svg", CHILD)  # d0 nests MAX_NESTING levels
+    write(project, "mid.nf.svg", parent('<image href="d0.nf.svg"/>'))
+    path = write(project, "top.nf.svg", parent('<image href="d1.nf.svg"/>'
+                                               '<image href="mid.nf.svg"/>'))
+    Baker(parse(project / "d0.nf.svg"))  # exactly the limit
+    with pytest.raises(NanoframesError) as err:
+        Baker(parse(path))
+    assert err.value.code == "nested-too-deep"
+
+
+def test_fan_out_bombs_are_refused(project: Path) -> None:
+    rects = '<rect width="1" height="1"/>' * 40
+    write(project, "f2.nf.svg", parent(rects))
+    write(project, "f1.nf.svg", parent('<image href="f2.nf.svg"/>' * 40))
+    path = write(project, "f0.nf.svg", parent('<image href="f1.nf.svg"/>' * 40))
+    with pytest.raises(NanoframesError) as err:
+        Baker(parse(path))
+    assert err.value.code == "nested-bomb"
+    Baker(parse(project / "f1.nf.svg"))  # 40 x 42 elements is fine
+
+
 @pytest.mark.parametrize("href, code", [
     ("../outside.nf.svg", "image-outside"),
     ("parts/nope.nf.svg", "image-missing"),

@@ -104,6 +104,16 @@ def test_end_to_end_clips_one_drawn_at_the_boundary(project: Path) -> None:
     assert at[:3].tolist() == [0, 0, 255] and abs(int(at[3]) - 128) <= 1
 
 
+def test_check_only_attributes_do_not_draw(project: Path) -> None:
+    body = '<rect x="1" y="1" width="30" height="30" fill="#123456"/><text x="0" y="38">edge</text>'
+    plain = film(project, body)
+    checked = project / "checked.nf.svg"
+    checked.write_text(f'<svg xmlns="{NS}" data-width="40" data-height="40" data-fps="10" '
+                       f'data-duration="1" data-safe-margin="12" data-palette-budget="1" '
+                       f'data-composition-id="other">{body}</svg>')
+    assert np.array_equal(frame(Film(parse(checked)), 0), frame(plain, 0))
+
+
 # --- transforms -------------------------------------------------------------------
 
 def test_rotation_pivoted_on_auto_center(project: Path) -> None:

@@ -54,6 +54,7 @@ class Context:
     measure: Callable[[Any], Box | None] | None
     baker: Any = None
     animations: dict[Any, tuple] = field(default_factory=dict)
+    index: dict[Any, int] = field(default_factory=dict)  # element -> its index in bake
 
     @classmethod
     def build(cls, comp: Composition) -> Context:
@@ -66,7 +67,8 @@ class Context:
         anims = {el: tuple(a for a in comp.animations if a.selector.matches(el))
                  for el in comp.elements}
         measure = baker._measure_text if baker is not None else _plain_measure(comp)
-        return cls(comp, measure, baker, anims)
+        index = {el: i for i, el in enumerate(comp.elements)}
+        return cls(comp, _tolerant(measure), baker, anims, index)
 
     # --- geometry at t -------------------------------------------------------------
 
@@ -122,13 +124,36 @@ class Context:
                 (comp.height - vh * s) / 2 - vy * s)
 
     def box(self, el, t: float, pivot_override: str | None = None) -> Box | None:
-        """``el``'s box on the canvas at ``t``."""
-        moved, _ = self.animated(el, t)
-        own = local_box(moved, self.measure)
-        if own is None:
-            return None
-        m = multiply(self.to_canvas(el, t), self.own_matrix(el, t, pivot_override))
-        return transform_box(m, own)
+        """``el``'s box on the canvas at ``t`` (None when it has no measurable geometry)."""
+        try:
+            moved, _ = self.animated(el, t)
+            moved = self.sized(moved)
+            own = local_box(moved, self.measure)
+            if own is None:
+                return None
+            m = multiply(self.to_canvas(el, t), self.own_matrix(el, t, pivot_override))
+            return transform_box(m, own)
+        except (ValueError, OverflowError, ZeroDivisionError):
+            return None  # geometry the renderer cannot read either (the render reports it)
+
+    def sized(self, el):
+        """An ``<image>`` without width/height draws at its natural size (the picture's
+        pixels, or the nested composition's canvas): give the box that size."""
+        if local_name(el) != "image" or (el.get("width") and el.get("height")) \
+                or self.baker is None:
+            return el
+        index = self.index.get(el)
+        image = self.baker.images.get(index) if index is not None else None
+        if image is None:
+            return el
+        natural = getattr(image, "film", None)
+        size = (natural.comp.width, natural.comp.height) if natural else \
+            (image.width, image.height)
+        el = copy.copy(el)
+        for name, value in zip(("width", "height"), size):
+            if not el.get(name):
+                el.set(name, str(value))
+        return el
 
     def on_canvas(self, box: Box) -> bool:
         return box[2] > 0 and box[0] < self.comp.width and box[3] > 0 \
@@ -182,6 +207,18 @@ class Context:
                     value = 1.0
             total *= min(1.0, max(0.0, value))
         return total
+
+
+def _tolerant(measure: Callable[[Any], Box | None]) -> Callable[[Any], Box | None]:
+    """Lint reports; it must not stop on text the renderer would reject for its own
+    reasons (the render reports those): an unmeasurable text simply has no box."""
+    def safe(el) -> Box | None:
+        try:
+            return measure(el)
+        except (NanoframesError, ValueError, TypeError):
+            return None
+
+    return safe
 
 
 def _plain_measure(comp: Composition) -> Callable[[Any], Box | None]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import math
 from collections.abc import Iterator
 from typing import Any
@@ -87,19 +88,23 @@ def _shape(prop: str, value: Any) -> str:
     return "null" if value is None else type(value).__name__
 
 
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+
+
 def _valid(prop: str, value: Any) -> str | None:
     """Why ``value`` cannot be drawn for ``prop``, or None when it can."""
     if prop in NUMBER_PROPERTIES:
         ok = is_number(value) and math.isfinite(float(value))
-        return None if ok else f"{prop} needs a number, got {value!r}"
+        return None if ok else f"{prop} needs a number, got {_json(value)}"
     if prop in COLOR_PROPERTIES:
         if isinstance(value, str) and (parse_color(value) is not None
                                        or value.strip().lower() in PAINT_KEYWORDS):
             return None
-        return f"{prop} needs a colour (#rgb, #rrggbb, #rrggbbaa or a keyword), got {value!r}"
+        return f"{prop} needs a colour (#rgb, #rrggbb, #rrggbbaa or a keyword), got {_json(value)}"
     if prop == "transform" and parse_transform(value) is None:
         return (f"transform needs an object like {{\"translate\": [x, y], \"rotate\": deg, "
-                f"\"scale\": s, \"center\": \"auto\"}}, got {value!r}")
+                f"\"scale\": s, \"center\": \"auto\"}}, got {_json(value)}")
     return None
 
 

@@ -1,0 +1,273 @@
+"""The frame cache, for real: entries on disk, verified on read, shared by processes."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nanoframes import cache as cache_mod
+from nanoframes.cache import (
+    HEADER_SIZE,
+    FrameCache,
+    cached_frame,
+    cached_frames,
+    film_identity,
+    frame_key,
+)
+from nanoframes.cli import main
+from nanoframes.film import Film
+from nanoframes.output import read_png_rgba
+from nanoframes.reading import read_film
+
+# 6 frames, 40x24, each different, then a held last frame.
+SLIDE = """\
+<svg xmlns="http://www.w3.org/2000/svg" data-width="40" data-height="24"
+     data-fps="6" data-duration="1">
+  <rect width="40" height="24" fill="#102030"/>
+  <circle id="dot" cx="4" cy="12" r="4" fill="#ff8800"/>
+  <script type="application/nanoframes+json">
+    {"animations": [{"target": "#dot",
+      "keyframes": [{"t": 0, "cx": 4}, {"t": 0.6667, "cx": 36}]}]}
+  </script>
+</svg>
+"""
+
+
+@pytest.fixture()
+def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    d = tmp_path / "cache"
+    monkeypatch.setenv("NANOFRAMES_CACHE_DIR", str(d))
+    monkeypatch.delenv("NANOFRAMES_CACHE_MAX_MB", raising=False)
+    return d
+
+
+@pytest.fixture()
+def comp(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text("[tool.nanoframes]\n")
+    path = tmp_path / "slide.nf.svg"
+    path.write_text(SLIDE)
+    return path
+
+
+def fresh(path: Path) -> list[np.ndarray]:
+    film = Film.open(path, path.parent)
+    return [f.copy() for _, f in film.frames()]
+
+
+def entry_paths(d: Path) -> list[Path]:
+    return sorted((d / "frames").glob("*/*.rgba"))
+
+
+def test_the_directory_comes_from_the_environment(cache_dir: Path) -> None:
+    assert cache_mod.cache_dir() == cache_dir
+    assert FrameCache().root == cache_dir
+
+
+def test_the_key_covers_identity_frame_and_size() -> None:
+    ident = {"source": "a" * 64, "media": "none", "fonts": "none", "toolchain": "b" * 64}
+    k = frame_key(ident, 3, 40, 24)
+    assert k == frame_key(dict(reversed(list(ident.items()))), 3, 40, 24)
+    for other in (frame_key({**ident, "source": "c" * 64}, 3, 40, 24),
+                  frame_key({**ident, "toolchain": "c" * 64}, 3, 40, 24),
+                  frame_key({**ident, "fonts": "c" * 64}, 3, 40, 24),
+                  frame_key({**ident, "media": "c" * 64}, 3, 40, 24),
+                  frame_key(ident, 4, 40, 24), frame_key(ident, 3, 24, 40)):
+        assert other != k
+
+
+def test_render_fills_the_cache_and_reads_it_back(cache_dir: Path, comp: Path) -> None:
+    expected = fresh(comp)
+    film = Film.open(comp, comp.parent)
+    c = FrameCache()
+    first = [(i, f.copy()) for i, f in cached_frames(film, cache=c)]
+    assert [i for i, _ in first] == list(range(6))
+    assert c.written == 6 and c.hits == 0
+    assert len(entry_paths(cache_dir)) == 6
+
+    film2 = Film.open(comp, comp.parent)
+    c2 = FrameCache()
+    second = list(cached_frames(film2, cache=c2))
+    assert c2.hits == 6 and c2.written == 0
+    assert film2.rasterized == 0  # nothing was drawn
+    for (i, a), (_, b), e in zip(first, second, expected):
+        assert np.array_equal(a, e) and np.array_equal(b, e), i
+
+
+def test_worker_processes_fill_the_cache_too(cache_dir: Path, comp: Path) -> None:
+    film = Film.open(comp, comp.parent)
+    c = FrameCache()
+    got = [(i, f.copy()) for i, f in cached_frames(film, [5, 0, 3], jobs=2, cache=c)]
+    assert [i for i, _ in got] == [5, 0, 3]
+    expected = fresh(comp)
+    assert all(np.array_equal(f, expected[i]) for i, f in got)
+    assert c.written == 3
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip-payload", "flip-header", "empty",
+                                    "other-key"])
+def test_damaged_entries_are_detected_and_rendered_again(cache_dir: Path, comp: Path,
+                                                          damage: str) -> None:
+    expected = fresh(comp)
+    film = Film.open(comp, comp.parent)
+    list(cached_frames(film, cache=FrameCache()))
+    ident = film_identity(film)
+    victim = FrameCache().path(frame_key(ident, 2, 40, 24))
+    data = bytearray(victim.read_bytes())
+    if damage == "truncate":
+        data = data[:-7]
+    elif damage == "flip-payload":
+        data[HEADER_SIZE + 1000] ^= 0x01
+    elif damage == "flip-header":
+        data[9] ^= 0x01  # the width
+    elif damage == "empty":
+        data = bytearray()
+    else:  # a whole, valid entry of frame 3 under frame 2's name
+        data = bytearray(FrameCache().path(frame_key(ident, 3, 40, 24)).read_bytes())
+    victim.write_bytes(bytes(data))
+
+    c = FrameCache()
+    film2 = Film.open(comp, comp.parent)
+    got = [(i, f.copy()) for i, f in cached_frames(film2, cache=c)]
+    assert c.rejected == 1 and c.hits == 5 and c.written == 1
+    assert film2.rasterized == 1
+    assert all(np.array_equal(f, expected[i]) for i, f in got)
+    # the entry was replaced by a good one
+    assert FrameCache().get(frame_key(ident, 2, 40, 24), 40, 24) is not None
+
+
+def test_a_wrong_size_is_a_miss(cache_dir: Path) -> None:
+    c = FrameCache()
+    frame = np.arange(8 * 6 * 4, dtype=np.uint8).reshape(6, 8, 4)
+    key = "ab" * 32
+    c.put(key, frame)
+    got = c.get(key, 8, 6)
+    assert got is not None and np.array_equal(got, frame) and not got.flags.writeable
+    assert c.get(key, 6, 8) is None and c.rejected == 1
+    assert not c.path(key).exists()
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    import numpy as np
+    from nanoframes.cache import FrameCache
+
+    seed, rounds = int(sys.argv[1]), int(sys.argv[2])
+    c = FrameCache()
+    frames = {}
+    for k in range(12):
+        key = f"{k:02x}" * 32
+        frames[key] = np.full((30, 50, 4), k * 7 % 256, dtype=np.uint8)
+        frames[key][k % 30, :, 3] = 200
+    bad = 0
+    for r in range(rounds):
+        keys = list(frames)
+        if (seed + r) % 2:
+            keys.reverse()
+        for key in keys:
+            c.put(key, frames[key])
+            got = c.get(key, 50, 30)
+            if got is None or not np.array_equal(got, frames[key]):
+                bad += 1
+    print("bad", bad, "rejected", c.rejected)
+    sys.exit(1 if bad or c.rejected else 0)
+""")
+
+
+def test_several_processes_writing_the_same_keys_at_once(cache_dir: Path) -> None:
+    env = dict(os.environ, NANOFRAMES_CACHE_DIR=str(cache_dir))
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(s), "25"], env=env,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for s in range(4)]
+    outs = [p.communicate(timeout=300) for p in procs]
+    for p, (out, err) in zip(procs, outs):
+        assert p.returncode == 0, (out, err)
+    c = FrameCache()
+    assert c.stats().entries == 12
+    for k in range(12):
+        key = f"{k:02x}" * 32
+        got = c.get(key, 50, 30)
+        assert got is not None and got[0, 0, 0] == k * 7 % 256
+    # no temp file is left behind
+    assert all(p.suffix == ".rgba" and not p.name.startswith(".")
+               for p in (cache_dir / "frames").glob("*/*"))
+
+
+def test_least_recently_used_entries_are_evicted(cache_dir: Path) -> None:
+    frame = np.zeros((16, 16, 4), dtype=np.uint8)
+    size = HEADER_SIZE + frame.nbytes
+    c = FrameCache(limit=size * 4)
+    keys = [f"{k:02x}" * 32 for k in range(6)]
+    for n, key in enumerate(keys):
+        c.put(key, frame)
+        os.utime(c.path(key), (1_000_000 + n, 1_000_000 + n))
+    assert c.get(keys[0], 16, 16) is not None  # a hit makes it recent again
+    evicted = c.prune()
+    assert evicted == 3
+    left = {p.stem for p in entry_paths(cache_dir)}
+    assert left == {keys[0], keys[4], keys[5]}
+
+
+def test_render_and_video_use_the_cache_and_no_cache_does_not(
+        cache_dir: Path, comp: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    expected = fresh(comp)
+    assert main(["render", str(comp), "-o", str(tmp_path / "a")]) == 0
+    assert FrameCache().stats().entries == 6
+    # Poison frame 1 with a whole, valid entry of other pixels: render trusts verified
+    # entries, so what it writes shows whether the cache was read.
+    film = Film.open(comp, comp.parent)
+    key = frame_key(film_identity(film), 1, 40, 24)
+    poison = np.full((24, 40, 4), 77, dtype=np.uint8)
+    FrameCache().put(key, poison)
+
+    assert main(["render", str(comp), "-o", str(tmp_path / "b")]) == 0
+    assert np.array_equal(read_png_rgba(tmp_path / "b" / "00001.png"), poison)
+    assert main(["render", str(comp), "--frame", "1", "-o", str(tmp_path / "one.png")]) == 0
+    assert np.array_equal(read_png_rgba(tmp_path / "one.png"), poison)
+    assert main(["render", str(comp), "-o", str(tmp_path / "c"), "--no-cache"]) == 0
+    assert np.array_equal(read_png_rgba(tmp_path / "c" / "00001.png"), expected[1])
+
+    # Digests never read the cache: the reading is of fresh frames.
+    reading = read_film(comp)
+    clean = Film.open(comp, comp.parent).digests()
+    assert list(reading.frame_digests) == clean
+
+    FrameCache().clear()
+    assert main(["video", str(comp), "-o", str(tmp_path / "v.mp4")]) == 0
+    assert FrameCache().stats().entries == 6
+    assert main(["video", str(comp), "-o", str(tmp_path / "w.mp4"), "--no-cache"]) == 0
+
+
+def test_the_cache_command_reports_and_clears(cache_dir: Path, comp: Path,
+                                              capsys: pytest.CaptureFixture[str]) -> None:
+    film = Film.open(comp, comp.parent)
+    c = FrameCache()
+    cached_frame(film, 0, c)
+    cached_frame(film, 4, c)
+    capsys.readouterr()
+    assert main(["cache"]) == 0
+    out = capsys.readouterr().out
+    assert f"cache: {cache_dir}" in out
+    assert "frames: 2" in out
+    size = 2 * (HEADER_SIZE + 40 * 24 * 4)
+    assert f"size: {size / 1048576:.1f} MB of 2048.0 MB" in out
+    assert main(["cache", "--clear"]) == 0
+    assert "cleared 2 frames" in capsys.readouterr().out
+    assert FrameCache().stats().entries == 0
+    assert main(["cache"]) == 0
+    assert "frames: 0" in capsys.readouterr().out
+
+
+def test_a_bad_size_cap_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    from nanoframes.errors import NanoframesError
+
+    monkeypatch.setenv("NANOFRAMES_CACHE_MAX_MB", "lots")
+    with pytest.raises(NanoframesError, match="NANOFRAMES_CACHE_MAX_MB"):
+        FrameCache()
+    monkeypatch.setenv("NANOFRAMES_CACHE_MAX_MB", "1.5")
+    assert FrameCache().limit == int(1.5 * 1024 * 1024)
