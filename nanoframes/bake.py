@@ -34,8 +34,15 @@ OPACITY_PROPS = frozenset(("opacity", "fill-opacity", "stroke-opacity"))
 # A colour property and the opacity its alpha folds into.
 COLOR_OPACITY = {"fill": "fill-opacity", "stroke": "stroke-opacity",
                  "stop-color": "stop-opacity", "flood-color": "flood-opacity"}
+INHERITED_FONT_PROPS = ("font-family", "font-weight", "font-style", "font-size")
+_URL = re.compile(r"url\(\s*['\"]?\s*([^)'\"\s]*)")
 DROPPED_TAGS = frozenset(("script", "style", "foreignObject", "metadata"))
 _WS = re.compile(r"\s+")
+
+
+def _safe_value(value: str) -> bool:
+    """False for a value referencing anything but an element of this document."""
+    return all(ref.startswith("#") for ref in _URL.findall(value))
 
 
 def _plain_hex(value: str) -> bool:
@@ -160,7 +167,14 @@ class Baker:
             return True
         if el.get("data-frame-text") is not None:
             return True
+        if i in self.fonts and self._clipped_spans(i):
+            return True
         return local_name(el) == "image" and is_composition_href(el.get(HREF) or el.get(XHREF))
+
+    def _clipped_spans(self, i: int) -> list[int]:
+        """Offsets (among the text's descendants) of spans with a presence window."""
+        count = sum(1 for _ in self.comp.elements[i].iterdescendants(etree.Element))
+        return [k for k in range(count) if self.presence[i + 1 + k] is not None]
 
     def _template(self):
         """The document with every time-independent element already resolved, and
@@ -224,7 +238,7 @@ class Baker:
                 if prop in ("width", "height", "r", "rx", "ry", "stroke-width"):
                     value = max(0.0, value)
                 el.set(prop, fmt(value))
-            elif isinstance(value, str):
+            elif isinstance(value, str) and _safe_value(value):
                 el.set(prop, value)
         if transform is not None:
             pivot = None
@@ -242,6 +256,12 @@ class Baker:
             el.attrib.pop(name, None)
         opacity = _opacity(el, "opacity")
         el.attrib.pop("opacity", None)
+        if t is not None:  # a clipped <tspan> that is absent now does not draw
+            spans = list(el.iterdescendants(etree.Element))
+            for k in self._clipped_spans(i):
+                presence = self.presence[i + 1 + k]
+                if presence.factor(t) <= 0.0:
+                    remove_keeping_tail(spans[k])
         text = self.layout.content(i, text_content(el), t)
         # Layout writes font-size, positions, and wraps lines/chip in a <g> when needed.
         group, runs = self.layout.place(i, el, text)
@@ -252,7 +272,7 @@ class Baker:
         elif opacity < 1.0:
             # ThorVG ignores opacity on <text>: fold it into the paint opacities.
             for pair in ("fill-opacity", "stroke-opacity"):
-                el.set(pair, fmt(_opacity(el, pair) * opacity))
+                el.set(pair, fmt(_inherited_opacity(el, pair) * opacity))
         for node, chars in runs:
             set_text(node, chars)
 
@@ -306,6 +326,14 @@ def _float(el, name: str, default: float) -> float:
         return default
 
 
+def _inherited_opacity(el, name: str) -> float:
+    """An inherited paint opacity (fill-opacity, stroke-opacity) as it applies to ``el``."""
+    for node in (el, *el.iterancestors()):
+        if node.get(name) is not None:
+            return _opacity(node, name)
+    return 1.0
+
+
 def _opacity(el, name: str) -> float:
     raw = el.get(name)
     if raw is None:
@@ -339,6 +367,19 @@ def _fold_colour_alpha(el) -> None:
         el.set(prop, hex_)
         if alpha < 1.0:
             el.set(pair, fmt(_opacity(el, pair) * alpha))
+            _carry_alpha(el, prop, pair, alpha)
+
+
+def _carry_alpha(el, prop: str, pair: str, alpha: float) -> None:
+    """Descendants that inherit ``prop`` but declare their own ``pair`` replace the
+    folded opacity: multiply the colour's alpha into theirs instead."""
+    for child in el:
+        if not isinstance(child.tag, str) or child.get(prop) is not None:
+            continue  # a comment, or an element with its own colour
+        if child.get(pair) is not None:
+            child.set(pair, fmt(_opacity(child, pair) * alpha))
+        else:
+            _carry_alpha(child, prop, pair, alpha)
 
 
 def _clean(root, keep: set[int] = frozenset()) -> None:
@@ -354,6 +395,12 @@ def _clean(root, keep: set[int] = frozenset()) -> None:
     for el in root.iter(etree.Element):
         if id(el) not in keep:
             _strip_directives(el)
+        if local_name(el) not in ("text", "tspan"):  # resolved onto each <text> already
+            for name in INHERITED_FONT_PROPS:
+                el.attrib.pop(name, None)
+        for name, value in list(el.attrib.items()):
+            if not _safe_value(value):
+                del el.attrib[name]
         if local_name(el) != "image":
             for name in (HREF, XHREF):
                 ref = el.get(name)

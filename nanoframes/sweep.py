@@ -58,7 +58,13 @@ def collect(paths: Iterable[str | Path], config: Config, all_: bool = False) -> 
             add(path)
     if all_ or not paths:
         for pattern in config.compositions:
-            for child in config.root.glob(pattern):
+            try:
+                matches = sorted(config.root.glob(pattern))
+            except (ValueError, NotImplementedError) as exc:  # e.g. an absolute pattern
+                raise NanoframesError("config-invalid", f"[tool.nanoframes] compositions: "
+                                      f"{pattern!r}: {exc}", config.root / "pyproject.toml"
+                                      ) from None
+            for child in matches:
                 if child.is_file():
                     add(child)
     return [found[key] for key in sorted(found)]

@@ -159,9 +159,8 @@ class CompositionItem(_Item):
 
 
 def junit_properties(verdict: Any) -> list[tuple[str, str]]:
-    props = [("nf_verdict", verdict.kind.value), ("nf_digest", verdict.digest or "")]
-    if verdict.reasons:
-        props.append(("nf_reasons", "; ".join(verdict.reasons)))
+    props = [("nf_verdict", verdict.kind.value), ("nf_digest", verdict.digest or ""),
+             ("nf_reasons", "; ".join(verdict.reasons))]
     if verdict.excused is not None:
         props.append(("nf_excused", verdict.excused))
     if verdict.error:

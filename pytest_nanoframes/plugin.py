@@ -56,10 +56,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     state = install(config)
+    config.addinivalue_line(
+        "markers", "nanoframes: a composition or ledger item of the nanoframes plugin")
     if state.options.active:
         state.nf_config  # noqa: B018 - a bad [tool.nanoframes] is a usage error, now
-        config.addinivalue_line(
-            "markers", "nanoframes: a composition or ledger item of the nanoframes plugin")
         if not state.worker:
             config.pluginmanager.register(_Receiver(state), "nanoframes-receiver")
 

@@ -55,7 +55,8 @@ def known_bugs() -> dict[str, str]:
     for line in (CORPUS / "README.md").read_text(encoding="utf-8").splitlines():
         m = _ROW.match(line)
         if m and "**bug**" in m.group(3):
-            out[m.group(1)] = m.group(3).split("**bug**", 1)[1].strip(" :")
+            reason = m.group(3).split("**bug**", 1)[1].replace("*(generated)*", "")
+            out[m.group(1)] = reason.strip(" :")
     return out
 
 

@@ -377,8 +377,6 @@ def test_every_frame_well_formed_and_repeatable(project: Path, image: Path) -> N
     assert len(set(first)) == comp.frame_count  # every frame moved
 
 
-@pytest.mark.xfail(strict=True, reason="bake flattens a <text>'s content before removing "
-                   "absent children, so an absent <tspan> still draws its characters")
 def test_absent_tspan_does_not_draw(project: Path) -> None:
     root = bake(project, '<text id="t">a<tspan data-start="0.5">b</tspan>c</text>', frame=1)
     assert "".join(by_id(root, "t").itertext()) == "ac"  # baked as "abc"
@@ -426,3 +424,30 @@ def test_malformed_path_data_does_not_crash_auto_center(tmp_path):
     )
     doc = Baker(parse(comp)).document(10)
     assert b"rotate(" in doc
+
+
+def _bake_one(tmp_path, body: str) -> bytes:
+    from nanoframes.bake import Baker
+    from nanoframes.composition import parse
+
+    (tmp_path / "pyproject.toml").write_text("")
+    comp = tmp_path / "c.nf.svg"
+    comp.write_text('<svg xmlns="http://www.w3.org/2000/svg" data-width="60" data-height="40">'
+                    + body + "</svg>")
+    return Baker(parse(comp)).document(0)
+
+
+def test_no_unresolved_family_list_reaches_the_document(tmp_path):
+    doc = _bake_one(tmp_path, "<g font-family=\"'Noto Sans', serif\" font-weight=\"bold\" "
+                    "style=\"font-size: 20px\"><text x=\"5\" y=\"30\">Hi</text></g>")
+    assert b"serif" not in doc
+    assert b'<g>' in doc
+    assert b'font-family="NotoSans-Bold"' in doc and b'font-size="20"' in doc
+
+
+def test_references_outside_the_document_are_dropped(tmp_path):
+    doc = _bake_one(tmp_path, '<defs><linearGradient id="g"/></defs>'
+                    '<rect width="10" height="10" fill="url(#g)" mask="url(http://x/m.svg#m)" '
+                    'filter="url( other.svg#f )"/>')
+    assert b'fill="url(#g)"' in doc
+    assert b"mask=" not in doc and b"filter=" not in doc

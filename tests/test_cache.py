@@ -153,11 +153,13 @@ def test_a_wrong_size_is_a_miss(cache_dir: Path) -> None:
 
 
 WRITER = textwrap.dedent("""
+    import os
     import sys
+    import time
     import numpy as np
     from nanoframes.cache import FrameCache
 
-    seed, rounds = int(sys.argv[1]), int(sys.argv[2])
+    seed, rounds, go = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     c = FrameCache()
     frames = {}
     for k in range(12):
@@ -165,6 +167,9 @@ WRITER = textwrap.dedent("""
         frames[key] = np.full((30, 50, 4), k * 7 % 256, dtype=np.uint8)
         frames[key][k % 30, :, 3] = 200
     bad = 0
+    deadline = time.monotonic() + 120
+    while not os.path.exists(go) and time.monotonic() < deadline:  # all start together
+        time.sleep(0.005)
     for r in range(rounds):
         keys = list(frames)
         if (seed + r) % 2:
@@ -179,11 +184,14 @@ WRITER = textwrap.dedent("""
 """)
 
 
-def test_several_processes_writing_the_same_keys_at_once(cache_dir: Path) -> None:
+def test_several_processes_writing_the_same_keys_at_once(cache_dir: Path,
+                                                         tmp_path: Path) -> None:
     env = dict(os.environ, NANOFRAMES_CACHE_DIR=str(cache_dir))
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(s), "25"], env=env,
+    go = tmp_path / "go"
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(s), "25", str(go)], env=env,
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
              for s in range(4)]
+    go.touch()
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs):
         assert p.returncode == 0, (out, err)

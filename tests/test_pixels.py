@@ -230,16 +230,12 @@ def test_image_stretch_contain_cover(project: Path, wide: Path) -> None:
 
 # --- known bake bugs (nanoframes/bake.py; reported, not ours to fix) ----------------------
 
-@pytest.mark.xfail(strict=True, reason="bake folds <text> opacity into its own fill-opacity "
-                   "and so overrides an inherited fill-opacity instead of multiplying it")
 def test_text_opacity_multiplies_inherited_fill_opacity(project: Path) -> None:
     f = film(project, '<g fill-opacity="0.5"><text x="4" y="30" font-size="24" opacity="0.5">'
                       'HHHH</text></g>', w=200, h=40)
     assert abs(int(frame(f, 0)[..., 3].max()) - 64) <= 1  # 0.5 × 0.5; drawn at 128
 
 
-@pytest.mark.xfail(strict=True, reason="bake folds a group's #rrggbbaa fill into the group's "
-                   "fill-opacity, which a child's own fill-opacity then replaces")
 def test_inherited_alpha_colour_multiplies_own_fill_opacity(project: Path) -> None:
     f = film(project, '<g fill="#ff000080"><rect width="40" height="40" fill-opacity="0.5"/>'
                       '</g>')

@@ -16,8 +16,6 @@ from test_plugin import (
     write,
 )
 
-pytest_plugins = ["pytester"]
-
 
 @pytest.fixture(autouse=True)
 def _no_ambient_excuses(monkeypatch: pytest.MonkeyPatch) -> None:
