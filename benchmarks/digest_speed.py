@@ -102,9 +102,12 @@ def breakdown(paths: list[Path], root: Path) -> None:
         f"{k} {v:.3f} s ({100 * v / total:.0f}%)" for k, v in phases.items()) + "\n")
 
 
-def sweep(paths: list[Path], root: Path, jobs: int, repeat: int, frames: int) -> None:
+def sweep(paths: list[Path], root: Path, jobs: int, repeat: int, frames: int,
+          everything: bool) -> None:
+    targets = ["--all"] if everything else [str(p) for p in paths]
+
     def command(*args: str) -> float:
-        cmd = [sys.executable, "-m", "nanoframes", "digest", *map(str, paths), *args]
+        cmd = [sys.executable, "-m", "nanoframes", "digest", *targets, *args]
 
         def run() -> None:
             subprocess.run(cmd, cwd=root, check=True, stdout=subprocess.DEVNULL)
@@ -143,7 +146,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{len(paths)} compositions, {frames} frames; overhead clock: {args.clock}\n")
     overhead(paths, config.root, args.repeat)
     if not args.no_sweep:
-        sweep(paths, config.root, args.jobs, args.repeat, frames)
+        sweep(paths, config.root, args.jobs, args.repeat, frames, not args.paths)
     return 0
 
 

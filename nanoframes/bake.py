@@ -34,6 +34,8 @@ OPACITY_PROPS = frozenset(("opacity", "fill-opacity", "stroke-opacity"))
 # A colour property and the opacity its alpha folds into.
 COLOR_OPACITY = {"fill": "fill-opacity", "stroke": "stroke-opacity",
                  "stop-color": "stop-opacity", "flood-color": "flood-opacity"}
+# Attributes that mean a <text> has not been laid out yet.
+LAYOUT_ATTRS = ("text-anchor", "data-bg", "data-wrap", "data-fit", "data-frame-text")
 INHERITED_FONT_PROPS = ("font-family", "font-weight", "font-style", "font-size")
 _URL = re.compile(r"url\(\s*['\"]?\s*([^)'\"\s]*)")
 DROPPED_TAGS = frozenset(("script", "style", "foreignObject", "metadata"))
@@ -120,8 +122,7 @@ class Baker:
 
     @staticmethod
     def _drawn(el) -> bool:
-        return not any(local_name(a) in DROPPED_TAGS or local_name(a) == "defs" and False
-                       for a in el.iterancestors())
+        return not any(local_name(a) in DROPPED_TAGS for a in el.iterancestors())
 
     def faces(self) -> list[Face]:
         """The distinct faces this composition's text resolves to, in a stable order."""
@@ -219,7 +220,7 @@ class Baker:
     def _animate(self, i: int, el, t: float) -> None:
         from .timeline import values_for
 
-        values = values_for(self.animations[i], el, t)
+        values = values_for(self.animations[i], el, t, matched=True)
         transform = values.pop("transform", None)
         for prop, value in values.items():
             if value is None:
@@ -277,14 +278,26 @@ class Baker:
             set_text(node, chars)
 
     def _measure_text(self, el) -> Box | None:
-        """Renderer-exact ink box of a laid-out <text> in its own user space (fit, wrap
-        and anchor applied), with the frame's text for a frame-text element."""
+        """Renderer-exact ink box of a <text> in its own user space (fit, wrap and
+        anchor applied), with the frame's text for a frame-text element."""
+        if not any(el.get(name) is not None for name in LAYOUT_ATTRS):
+            face = self._faces_by_name().get(el.get("font-family", ""))
+            if face is not None:  # already laid out (static text, or a wrapped line)
+                ink = self.layout.measurer.ink(face, _float(el, "font-size", 16.0),
+                                               text_content(el))
+                if ink.empty:
+                    return None
+                x, y = _float(el, "x", 0.0), _float(el, "y", 0.0)
+                return (x + ink.x, y + ink.y, x + ink.x + ink.w, y + ink.y + ink.h)
         idx = self.layout.index_of(el)
         if idx is None:
             return None
         text = self.layout.content(idx, text_content(el), self.t or 0.0)
         box = self.layout.box(idx, el, text)
         return None if box is None else (box.x, box.y, box.x + box.w, box.y + box.h)
+
+    def _faces_by_name(self) -> dict[str, Face]:
+        return {face.name: face for face in self.faces()}
 
     def _image(self, i: int, el) -> None:
         image = self.images[i]

@@ -320,6 +320,8 @@ def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
     except etree.XMLSyntaxError as exc:
         line = exc.lineno if exc.lineno else None
         msg = str(exc.msg if hasattr(exc, "msg") else exc).split(", line")[0]
+        # One line: libxml2 may append the unfinished text (a CDATA section, a NUL).
+        msg = (msg.strip().splitlines() or ["not well-formed XML"])[0]
         if msg.startswith("Excessive depth"):  # libxml2's own cap, which is MAX_DEPTH
             raise NanoframesError("too-deep", f"elements nest deeper than {MAX_DEPTH} levels",
                                   path, line) from None

@@ -16,9 +16,9 @@ import hashlib
 import multiprocessing
 import os
 import sys
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,8 +39,12 @@ def pool_context():
 
 
 def worker_pool(jobs: int) -> ProcessPoolExecutor:
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=pool_context(),
-                               initializer=_worker_init)
+    ctx = pool_context()
+    if ctx.get_start_method() == "forkserver":
+        # Import (not initialise) the renderer once in the server, so each worker
+        # starts warm. No ThorVG engine exists there yet, so forking it is safe.
+        ctx.set_forkserver_preload(["nanoframes.film"])
+    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
 
 
 def _worker_init() -> None:
@@ -61,6 +65,11 @@ class Film:
         self.baker = Baker(self.comp)
         self._registered = False
         self.rasterized = 0  # documents actually rasterized (for benchmarks and tests)
+        # rendered-document hash -> frame digest, for the whole film: a held frame
+        # (or a document that comes back later, as in a loop) is rasterized once
+        self._seen: dict[bytes, str | Future] = {}
+        # hash on a second thread where a second CPU is free (not in pool workers)
+        self.hash_thread = (os.cpu_count() or 1) > 1
 
     @classmethod
     def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True) -> Film:
@@ -105,19 +114,40 @@ class Film:
             yield i, frame
 
     def digests(self, indices: Iterable[int] | None = None) -> list[str]:
-        """Full frame digests, hashing the canvas buffer in place."""
-        seen: dict[bytes, str] = {}
-        out = []
-        for i in self.indices(indices):
-            doc = self.document(i)
-            key = hashlib.sha256(doc).digest()
-            digest = seen.get(key) if self.dedup else None
-            if digest is None:
-                digest = frame_digest(self.raster(doc))
-                if self.dedup:
-                    seen[key] = digest
-            out.append(digest)
-        return out
+        """Full frame digests, in the order of ``indices``.
+
+        With ``hash_thread`` the SHA-256 of frame n runs on a second thread
+        (hashlib and the ThorVG calls release the GIL) while frame n+1 is baked
+        and rasterized; the digests are the same either way.
+        """
+        out: list[str | Future] = []
+        pending: deque[Future] = deque()
+        hasher = ThreadPoolExecutor(1) if self.hash_thread else None
+        try:
+            for i in self.indices(indices):
+                doc = self.document(i)
+                key = hashlib.sha256(doc).digest()
+                digest = self._seen.get(key) if self.dedup else None
+                if digest is None:
+                    frame = self.raster(doc)
+                    if hasher is None:
+                        digest = frame_digest(frame)
+                    else:
+                        digest = hasher.submit(frame_digest, frame.copy())
+                        pending.append(digest)
+                        if len(pending) > 4:  # bound the frames held for hashing
+                            pending.popleft().result()
+                    if self.dedup:
+                        self._seen[key] = digest
+                out.append(digest)
+            done = [d.result() if isinstance(d, Future) else d for d in out]
+        finally:
+            if hasher is not None:
+                hasher.shutdown(wait=True)
+        for key, value in self._seen.items():
+            if isinstance(value, Future):
+                self._seen[key] = value.result()
+        return done
 
     def indices(self, indices: Iterable[int] | None) -> list[int]:
         if indices is None:
@@ -146,15 +176,17 @@ def _frames_task(path: str, root: str | None, indices: list[int], dedup: bool) -
     return [frame.tobytes() for _, frame in film.frames(indices)]
 
 
-_worker_films: dict[tuple[str, str | None, bool], Film] = {}
+_worker_films: dict[tuple, Film] = {}
 
 
 def _worker_film(path: str, root: str | None, dedup: bool) -> Film:
-    key = (path, root, dedup)
+    st = os.stat(path)
+    key = (path, root, dedup, st.st_mtime_ns, st.st_size)  # never a stale film
     film = _worker_films.get(key)
     if film is None:
         _worker_films.clear()  # one composition at a time per worker: bounded memory
         film = _worker_films[key] = Film.open(path, Path(root) if root else None, dedup)
+        film.hash_thread = False  # the pool already keeps every CPU busy
     return film
 
 

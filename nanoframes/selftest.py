@@ -1,10 +1,11 @@
 """The self-test: render each composition under variations that must not matter,
 and compare frame digests with a baseline.
 
-The baseline is one fresh process rendering every frame in order, serially,
-with de-duplication on and the caller's environment. Each variation changes
-one thing and runs in a fresh process of its own (except where the variation
-is the process layout itself):
+The baseline is one fresh process rendering every composition's frames in
+order, serially, with de-duplication on and the caller's environment (as
+``nanoframes digest`` does). Each variation changes one thing and runs in a
+fresh process of its own (except where the variation is the process layout
+itself); the order variations reorder the compositions as well as the frames:
 
 | name | what changes |
 |---|---|
@@ -22,8 +23,10 @@ Every worker applies its environment's locale to all categories
 (``setlocale(LC_ALL, "")``) and runs with ``PYTHONHASHSEED=0`` unless the
 variation is the hash seed, so a difference is attributed to one variation.
 A variation whose digests differ from the baseline's is reported by name with
-the frames that differ. The self-test never reads or writes the frame cache or
-the ledger.
+the frames that differ. Each worker also reports the identity it computed; one
+that differs from the baseline's means the inputs moved during the run (a file
+was edited), which is reported as such rather than blamed on the variation.
+The self-test never reads or writes the frame cache or the ledger.
 
 The worker is this module run as ``python -m nanoframes.selftest --worker``
 with a JSON job on stdin. A job may name a ``setup`` callable

@@ -13,13 +13,14 @@ import json
 import math
 import re
 from bisect import bisect_right
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
 from .color import RGBA, lerp, lerp_color, parse_color
-from .easing import ease
+from .easing import ease, linear, parse_ease
 from .errors import NanoframesError
 from .numbers import clamp01, fmt, is_number  # noqa: F401 - re-exported
 from .transform import (  # noqa: F401 - re-exported for callers of the timeline API
@@ -122,6 +123,12 @@ class Animation:
         for kf in self.keyframes:
             seen.update(dict.fromkeys(kf.values))
         return tuple(seen)
+
+    @cached_property
+    def tracks(self) -> tuple[Track, ...]:
+        """One pre-parsed track per animatable property (built once, used per frame)."""
+        return tuple(Track.build(self.keyframes, prop) for prop in self.properties()
+                     if prop in ANIMATABLE)
 
 
 class _NonFinite:
@@ -271,6 +278,61 @@ def _interpolate(prop: str, a: Any, b: Any, p: float) -> Any:
     return _settle(prop, a)
 
 
+@dataclass(frozen=True)
+class Track:
+    """The keyframes of one property, parsed once: times, held values, parsed
+    values (RGBA, TransformParts or float) and each keyframe's arriving ease.
+    ``at(t)`` gives exactly what :func:`value_at` gives, without re-parsing."""
+
+    prop: str
+    times: tuple[float, ...]
+    raw: tuple[Any, ...]
+    held: tuple[Any, ...]
+    parsed: tuple[Any, ...]
+    curves: tuple[Callable[[float], float], ...]
+
+    @classmethod
+    def build(cls, keyframes: Sequence[Keyframe], prop: str) -> Track:
+        frames = [kf for kf in keyframes if prop in kf.values]
+        raw = tuple(kf.values[prop] for kf in frames)
+        return cls(
+            prop=prop,
+            times=tuple(kf.t for kf in frames),
+            raw=raw,
+            held=tuple(_settle(prop, v) for v in raw),
+            parsed=tuple(_parse_value(prop, v) for v in raw),
+            curves=tuple(parse_ease(kf.ease) or linear for kf in frames),
+        )
+
+    def at(self, t: float) -> Any | None:
+        if not self.times:
+            return None
+        i = bisect_right(self.times, t)
+        if i == 0:
+            return self.held[0]
+        if i == len(self.times):
+            return self.held[-1]
+        t0, t1 = self.times[i - 1], self.times[i]
+        p = self.curves[i]((t - t0) / (t1 - t0))  # the arriving keyframe's ease
+        a, b = self.parsed[i - 1], self.parsed[i]
+        if a is None or b is None or type(a) is not type(b):
+            return self.held[i - 1]  # different shapes hold the earlier value
+        if self.prop in COLOR_PROPERTIES:
+            return lerp_color(a, b, p)
+        if self.prop == "transform":
+            return _lerp_transform(a, b, p).to_value()
+        return lerp(a, b, p)
+
+
+def _parse_value(prop: str, v: Any) -> Any:
+    """The interpolable form of a keyframe value, or None when it cannot interpolate."""
+    if prop in COLOR_PROPERTIES:
+        return parse_color(v) if isinstance(v, str) else None
+    if prop == "transform":
+        return parse_transform(v)
+    return float(v) if is_number(v) else None
+
+
 def value_at(anim_keyframes: Sequence[Keyframe], prop: str, t: float) -> Any | None:
     """``prop`` at time ``t`` from the keyframes that carry it (None if none do).
 
@@ -292,7 +354,8 @@ def value_at(anim_keyframes: Sequence[Keyframe], prop: str, t: float) -> Any | N
     return _interpolate(prop, k0.values[prop], k1.values[prop], p)
 
 
-def values_for(animations: Sequence[Animation], element: Any, t: float) -> dict[str, Any]:
+def values_for(animations: Sequence[Animation], element: Any, t: float,
+               matched: bool = False) -> dict[str, Any]:
     """Every animatable property the timeline sets on ``element`` at ``t``.
 
     Later animations override earlier ones property by property. Properties
@@ -301,9 +364,8 @@ def values_for(animations: Sequence[Animation], element: Any, t: float) -> dict[
     """
     out: dict[str, Any] = {}
     for anim in animations:
-        if not anim.selector.matches(element):
+        if not matched and not anim.selector.matches(element):
             continue
-        for prop in anim.properties():
-            if prop in ANIMATABLE:
-                out[prop] = value_at(anim.keyframes, prop, t)
+        for track in anim.tracks:
+            out[track.prop] = track.at(t)
     return out

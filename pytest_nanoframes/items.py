@@ -11,11 +11,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from .session import RECORD_HINT, State, get_state
+
+if TYPE_CHECKING:  # the library loads ThorVG: imported at run time only when active
+    from nanoframes.ledger import Ledger
+    from nanoframes.verdict import Verdict
 
 SUFFIX = ".nf.svg"
 
@@ -37,7 +41,7 @@ def item_name(path: Path) -> str:
     return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else path.stem
 
 
-def decide(verdict: Any, *, recording: bool, strict: bool, force: bool) -> Outcome:
+def decide(verdict: Verdict, *, recording: bool, strict: bool, force: bool) -> Outcome:
     """The test outcome of a verdict (DESIGN.md, "Verdicts", pytest column)."""
     from nanoframes.verdict import Kind
 
@@ -69,7 +73,7 @@ def decide(verdict: Any, *, recording: bool, strict: bool, force: bool) -> Outco
     return Outcome("failed", line)  # absent, error (stale belongs to the ledger item)
 
 
-def regression_text(verdict: Any) -> str:
+def regression_text(verdict: Verdict) -> str:
     key = verdict.key
     lines = [
         verdict.line(RECORD_HINT),
@@ -84,7 +88,7 @@ def regression_text(verdict: Any) -> str:
     return "\n".join(lines)
 
 
-def verdict_json(verdict: Any) -> dict[str, Any]:
+def verdict_json(verdict: Verdict) -> dict[str, Any]:
     """Plain types only: the payload travels through execnet under xdist."""
     return {
         "key": verdict.key,
@@ -100,7 +104,7 @@ def verdict_json(verdict: Any) -> dict[str, Any]:
     }
 
 
-def verdict_from_json(data: dict[str, Any]) -> Any:
+def verdict_from_json(data: dict[str, Any]) -> Verdict:
     from nanoframes.verdict import Kind, Verdict
 
     return Verdict(
@@ -158,7 +162,7 @@ class CompositionItem(_Item):
             pytest.xfail(outcome.text)
 
 
-def junit_properties(verdict: Any) -> list[tuple[str, str]]:
+def junit_properties(verdict: Verdict) -> list[tuple[str, str]]:
     props = [("nf_verdict", verdict.kind.value), ("nf_digest", verdict.digest or ""),
              ("nf_reasons", "; ".join(verdict.reasons))]
     if verdict.excused is not None:
@@ -175,7 +179,7 @@ class CompositionFile(pytest.File):
         yield item
 
 
-def ledger_problems(ledger: Any, collected: Iterable[str], root: Path) -> list[str]:
+def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path) -> list[str]:
     """What is wrong with the ledger's shape, without rendering anything."""
     problems = []
     entries = ledger.entries

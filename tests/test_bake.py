@@ -451,3 +451,19 @@ def test_references_outside_the_document_are_dropped(tmp_path):
                     'filter="url( other.svg#f )"/>')
     assert b'fill="url(#g)"' in doc
     assert b"mask=" not in doc and b"filter=" not in doc
+
+
+def test_auto_pivot_of_a_group_uses_its_laid_out_text(tmp_path):
+    """A static anchored text inside an animated group is laid out once; the group's
+    "center": "auto" must measure it where it is drawn, not shift it a second time."""
+    import re
+
+    doc = _bake_one(tmp_path, '<g id="spin"><text x="160" y="100" font-size="40" '
+                    'text-anchor="middle">MIDDLE</text></g>'
+                    '<text id="self" x="160" y="150" font-size="40" text-anchor="middle">'
+                    'MIDDLE</text><script type="application/nanoframes+json">'
+                    '{"animations":[{"target":"#spin, #self","keyframes":[{"t":0,'
+                    '"transform":{"rotate":10,"center":"auto"}}]}]}</script>')
+    pivots = re.findall(rb'transform="translate\(([-\d.]+),', doc)
+    assert len(pivots) == 2
+    assert abs(float(pivots[0]) - 160) < 0.5 and abs(float(pivots[1]) - 160) < 0.5

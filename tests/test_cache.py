@@ -279,3 +279,13 @@ def test_a_bad_size_cap_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> Non
         FrameCache()
     monkeypatch.setenv("NANOFRAMES_CACHE_MAX_MB", "1.5")
     assert FrameCache().limit == int(1.5 * 1024 * 1024)
+
+
+def test_the_checking_path_does_not_even_import_the_cache() -> None:
+    # Structural: what digest --check and the plugin render through cannot read it.
+    code = ("import sys, nanoframes.reading, nanoframes.sweep, nanoframes.film, "
+            "nanoframes.verdict, nanoframes.selftest; "
+            "print('nanoframes.cache' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout
+    assert out.strip() == "False"

@@ -14,7 +14,6 @@ import pytest
 
 from nanoframes.identity import modules_digest, toolchain_digest
 
-
 SERIAL_AND_XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
 PYPROJECT = """\
@@ -126,6 +125,19 @@ def test_header_names_toolchain_and_ledger(pytester: pytest.Pytester) -> None:
     result.stdout.fnmatch_lines([
         "nanoframes 0.1.0: thorvg-python 1.1.3, libthorvg *; ledger tests/digests.json "
         "(check, 2 samples)"])
+
+
+def test_bad_options_and_config_are_usage_errors(pytester: pytest.Pytester) -> None:
+    make_project(pytester, names=("a",))
+    result = run(pytester, "--nf-check", "--nf-samples", "0")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--nf-samples must be at least 1, got 0"])
+    make_project(pytester, names=("a",), extra='compositions = 3')
+    result = run(pytester, "--nf-check")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["ERROR: *pyproject.toml: error?config-invalid?: "
+                                 "?tool.nanoframes? compositions must be a list of strings"])
+    assert_no_traceback(result)
 
 
 def test_collect_only_shows_sorted_ids(pytester: pytest.Pytester) -> None:

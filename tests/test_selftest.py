@@ -153,3 +153,35 @@ def test_locale_and_tz_choices_differ_from_the_caller() -> None:
     assert selftest.alternate_locale({"LANG": "C.UTF-8"}) not in ("C.UTF-8",)
     assert selftest.alternate_tz({"TZ": "Pacific/Chatham"}) == "UTC"
     assert selftest.alternate_tz({}) != ""
+
+
+# Pretends the source was edited while the self-test ran, in the tz worker only.
+MOVED_HOOK = """\
+import dataclasses
+import os
+
+from nanoframes import reading
+
+def install():
+    if not os.environ.get("TZ"):
+        return
+    original = reading.composition_identity
+
+    def moved(comp, baker):
+        return dataclasses.replace(original(comp, baker), source="0" * 64)
+
+    reading.composition_identity = moved
+"""
+
+
+def test_inputs_moving_during_the_run_are_not_blamed_on_a_variation(project: Path) -> None:
+    (project / "moved_hook.py").write_text(MOVED_HOOK)
+    env = {k: v for k, v in os.environ.items() if k != "TZ"}
+    env["PYTHONPATH"] = os.pathsep.join([str(project), *filter(None, [env.get("PYTHONPATH")])])
+    result = run_one(project / "slide.nf.svg", load_config(project), env=env,
+                     setup="moved_hook:install", variations=("reversed-order", "tz"), samples=2)
+    v = by_name(result)
+    assert v["reversed-order"].ok
+    assert not v["tz"].ok and not v["tz"].differing
+    assert "inputs moved during the self-test: source" in (v["tz"].error or "")
+    assert not result.ok

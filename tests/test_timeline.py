@@ -481,3 +481,24 @@ def test_fmt_rejects_non_finite():
 
 def test_clamp01():
     assert [clamp01(v) for v in (-1, 0, 0.25, 1, 3, float("nan"))] == [0, 0, 0.25, 1, 1, 0]
+
+
+def test_pre_parsed_tracks_give_exactly_what_value_at_gives():
+    """The per-frame fast path (Animation.tracks) must not change a single value."""
+    import glob
+
+    from nanoframes.composition import parse
+    from nanoframes.timeline import value_at
+
+    paths = sorted(glob.glob("examples/**/*.nf.svg", recursive=True))
+    assert paths
+    checked = 0
+    for path in paths:
+        comp = parse(path)
+        times = [comp.time_of(i) for i in range(comp.frame_count)] + [-1.0, 1e6]
+        for anim in comp.animations:
+            for track in anim.tracks:
+                for t in times:
+                    assert track.at(t) == value_at(anim.keyframes, track.prop, t)
+                    checked += 1
+    assert checked > 1000

@@ -23,17 +23,17 @@ single-line ``<text>`` elements. The rules, in the order they apply:
 
 Several lines or a chip are emitted as a ``<g>`` that takes the text's
 transform, id, clip and opacity, so the chip moves and fades with its text.
+
+Templates (rule 1) live in :mod:`.frame_text` and line breaking (rule 3) in
+:mod:`.linebreak`; their public names are re-exported here.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import string
-import unicodedata
 from collections.abc import Callable
 from dataclasses import dataclass
-from fractions import Fraction
 from pathlib import Path
 
 from lxml import etree
@@ -42,6 +42,13 @@ from ..color import format_color, parse_color
 from ..errors import NanoframesError
 from ..timeline import fmt
 from .fonts import Face
+from .frame_text import (  # noqa: F401  (re-exported: tests and callers import them here)
+    FRAME_FIELDS,
+    check_template,
+    format_frame_text,
+    frame_values,
+)
+from .linebreak import break_units, wrap_lines  # noqa: F401  (re-exported)
 from .measure import Ink, Measurer, union
 from .style import inherited
 
@@ -49,7 +56,6 @@ LINE_PITCH = 1.2  # × font-size, between wrapped lines
 FIT_STEP = 0.5  # px grid of fitted sizes: fine enough to look continuous, few measurements
 DEFAULT_FIT_MIN = 9.0
 CHIP_DEFAULTS = {"data-bg-pad-x": 12.0, "data-bg-pad-y": 8.0, "data-bg-rx": 10.0}
-FRAME_FIELDS = ("frame", "frames", "second", "time", "fps", "duration")
 # Attributes that describe the whole text, not one line: they move to the wrapping <g>.
 GROUP_ATTRS = ("id", "transform", "clip-path", "mask", "filter")
 _CACHE_LIMIT = 4096  # laid-out (element, text) pairs kept; frame text makes one per frame
@@ -146,85 +152,6 @@ def fit_size(width_at: Callable[[float], float], size: float, limit: float,
     return grid[lo]
 
 
-def _wide(ch: str) -> bool:
-    return unicodedata.east_asian_width(ch) in ("W", "F")
-
-
-def break_units(text: str) -> list[tuple[str, bool]]:
-    """``text`` as ``(unit, space_before)`` pairs: words split at spaces, and each
-    East Asian wide character a unit of its own (those lines may break anywhere
-    between them). Combining marks stay with the character before them."""
-    units: list[tuple[str, bool]] = []
-    word, word_space, space = "", False, False
-    for ch in text:
-        if ch == " ":
-            if word:
-                units.append((word, word_space))
-                word = ""
-            space = True
-        elif unicodedata.combining(ch) and not word and units:
-            unit, before = units[-1]
-            units[-1] = (unit + ch, before)
-        elif _wide(ch):
-            if word:
-                units.append((word, word_space))
-                word = ""
-            units.append((ch, space))
-            space = False
-        else:
-            if not word:
-                word_space, space = space, False
-            word += ch
-    if word:
-        units.append((word, word_space))
-    return units
-
-
-def _clusters(word: str) -> list[str]:
-    out: list[str] = []
-    for ch in word:
-        if out and unicodedata.combining(ch):
-            out[-1] += ch
-        else:
-            out.append(ch)
-    return out
-
-
-def _break_word(word: str, width: Callable[[str], float], limit: float) -> list[str]:
-    """A word wider than ``limit`` in pieces that fit (at least one character each)."""
-    pieces: list[str] = []
-    piece = ""
-    for cluster in _clusters(word):
-        if piece and width(piece + cluster) > limit:
-            pieces.append(piece)
-            piece = cluster
-        else:
-            piece += cluster
-    return pieces + [piece] if piece else pieces
-
-
-def wrap_lines(text: str, width: Callable[[str], float], limit: float) -> list[str]:
-    """Greedy line breaking with measured widths (each candidate line measured whole,
-    so kerning across the join counts)."""
-    lines: list[str] = []
-    current = ""
-    for unit, space in break_units(text):
-        if current:
-            candidate = current + (" " if space else "") + unit
-            if width(candidate) <= limit:
-                current = candidate
-                continue
-            lines.append(current)
-        if width(unit) <= limit:
-            current = unit
-        else:
-            *full, current = _break_word(unit, width, limit)
-            lines.extend(full)
-    if current:
-        lines.append(current)
-    return lines or [""]
-
-
 def anchor_shift(ink: Ink, anchor: str) -> float:
     """How far to move the pen so the ink sits on x as ``anchor`` says."""
     if ink.empty or anchor == "start":
@@ -249,49 +176,6 @@ def lay_out(spec: TextSpec, text: str, measure: Measure) -> Layout:
         dx, dy = anchor_shift(ink, spec.anchor), k * LINE_PITCH * size
         lines.append(Line(line, dx, dy, ink.moved(dx, dy)))
     return Layout(size, tuple(lines))
-
-
-# --- frame text ---------------------------------------------------------------
-
-
-def check_template(template: str, file: Path | str | None, line: int | None) -> None:
-    """Refuse a frame-text template that could do more than format the known fields."""
-    def fail(message: str) -> NanoframesError:
-        return NanoframesError("frame-text", f"data-frame-text={template!r}: {message}",
-                               file, line)
-
-    try:
-        parsed = list(string.Formatter().parse(template))
-    except ValueError as exc:
-        raise fail(str(exc)) from None
-    for _literal, name, spec, _conversion in parsed:
-        if name is None:
-            continue
-        if "." in name or "[" in name:
-            raise fail(f"{{{name}}}: attribute access and indexing are not allowed")
-        if name not in FRAME_FIELDS:
-            raise fail(f"unknown field {{{name}}}; the fields are {', '.join(FRAME_FIELDS)}")
-        if spec and "{" in spec:
-            raise fail(f"{{{name}:{spec}}}: nested fields in a format spec are not allowed")
-    try:  # a spec that does not suit the field's type (e.g. {second:d}) fails here, once
-        format_frame_text(template, {k: (0 if k in ("frame", "frames") else 0.0)
-                                     for k in FRAME_FIELDS})
-    except (ValueError, TypeError) as exc:
-        raise fail(str(exc)) from None
-
-
-def format_frame_text(template: str, values: dict[str, float | int]) -> str:
-    return string.Formatter().vformat(template, (), values)
-
-
-def frame_values(t: float, fps: Fraction, frames: int, duration: Fraction) -> dict:
-    """The fields of a frame-text template at time ``t``."""
-    # Frame i is at t = i/fps exactly as a fraction; the float t may land a hair
-    # under it, hence the small tolerance before flooring.
-    frame = math.floor(Fraction(t) * fps + Fraction(1, 10**6))
-    frame = min(max(frame, 0), frames - 1)
-    return {"frame": frame, "frames": frames, "second": t, "time": t, "fps": float(fps),
-            "duration": float(duration)}
 
 
 # --- reading the composition -----------------------------------------------------
