@@ -16,7 +16,7 @@ from collections.abc import Callable
 from lxml import etree
 
 from .color import format_color, parse_color
-from .composition import SVG_NS, XLINK_NS, Composition, local_name, presence_of
+from .composition import SVG_NS, XLINK_NS, Composition, aspect_of, local_name, presence_of
 from .config import load_config
 from .geometry import Box, center, local_box
 from .media import Image, is_composition_href, load_image
@@ -107,6 +107,7 @@ class Baker:
                 self.fonts[i] = self.book.resolve(req)
                 self.sizes[i] = req.size_px
             elif tag == "image" and self._drawn(el):
+                aspect_of(el, comp.path)  # refuse an unknown data-aspect up front
                 href = el.get(HREF) or el.get(XHREF) or ""
                 if is_composition_href(href):
                     self.images[i] = load_nested(self, i, el, href)

@@ -127,15 +127,31 @@ def _number(el, name: str, path: Path, default: float | None = None) -> float | 
     raw = el.get(name)
     if raw is None:
         return default
-    try:
-        value = float(raw.strip().removesuffix("px"))
-    except ValueError:
+    text = raw.strip().removesuffix("px")
+    if not _DECIMAL.match(text):  # not Python's float(): "1_5" or "nan" are not numbers
         raise NanoframesError("attr-invalid", f"{name}={raw!r} on <{local_name(el)}> is not a "
-                              "number", path, el.sourceline) from None
+                              "number", path, el.sourceline)
+    value = float(text)
     if not math.isfinite(value):
         raise NanoframesError("attr-invalid", f"{name}={raw!r} on <{local_name(el)}> is not "
                               "finite", path, el.sourceline)
     return value
+
+
+number_attr = _number  # public name for other modules reading numeric directives
+
+
+ASPECTS = ("stretch", "contain", "cover")
+
+
+def aspect_of(el, path: Path) -> str:
+    """An image's ``data-aspect`` (stretch by default); anything else is an error."""
+    raw = el.get("data-aspect")
+    aspect = "stretch" if raw is None else raw.strip()
+    if aspect not in ASPECTS:
+        raise NanoframesError("attr-invalid", f"data-aspect={raw!r} on <{local_name(el)}> must "
+                              f"be one of {', '.join(ASPECTS)}", path, el.sourceline)
+    return aspect
 
 
 def presence_of(el, path: Path) -> Presence | None:

@@ -31,6 +31,7 @@ from .composition import (
     Composition,
     href_of,
     local_name,
+    number_attr,
     parse,
 )
 from .errors import NanoframesError
@@ -334,11 +335,14 @@ def load_nested(baker: Baker, index: int, el, href: str) -> NestedImage:
     if path not in films:
         child = state["parsed"].get(path) or parse(path, comp.project_root)
         films[path] = ChildFilm(child, _Baker(child, baker.book))
-    speed = _attr_float(el, "data-speed", 1.0)
+    def number(name: str, default: float) -> float:
+        value = number_attr(el, name, comp.path, default)  # a bad number is an error, not a default
+        return default if value is None else value
+
     return NestedImage(
         href=href, film=films[path], prefix=unique_prefix(index, state["ids"]),
-        start=_attr_float(el, "data-start", 0.0), in_=_attr_float(el, "data-in", 0.0),
-        speed=speed, loop=is_loop(el),
+        start=number("data-start", 0.0), in_=number("data-in", 0.0),
+        speed=number("data-speed", 1.0), loop=is_loop(el),
     )
 
 

@@ -467,3 +467,17 @@ def test_auto_pivot_of_a_group_uses_its_laid_out_text(tmp_path):
     pivots = re.findall(rb'transform="translate\(([-\d.]+),', doc)
     assert len(pivots) == 2
     assert abs(float(pivots[0]) - 160) < 0.5 and abs(float(pivots[1]) - 160) < 0.5
+
+
+@pytest.mark.parametrize("attr", ['data-aspect="fill"', 'data-start="1_5"'])
+def test_bad_image_directives_are_errors(tmp_path, attr):
+    import base64
+
+    from nanoframes.errors import NanoframesError
+
+    png = base64.b64decode("iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8"
+                           "DwHwAFBQIAX8jx0gAAAABJRU5ErkJggg==")
+    (tmp_path / "a.png").write_bytes(png)
+    with pytest.raises(NanoframesError) as err:
+        _bake_one(tmp_path, f'<image href="a.png" width="10" height="10" {attr}/>')
+    assert err.value.code == "attr-invalid" and err.value.line == 1

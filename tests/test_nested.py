@@ -258,3 +258,12 @@ def test_editing_the_child_moves_the_parents_source(project: Path) -> None:
     after = identity()
     assert after.source != before.source
     assert after.toolchain == before.toolchain
+
+
+@pytest.mark.parametrize("attrs", ['data-speed="fast"', 'data-in="2s"', 'data-aspect="fill"'])
+def test_bad_mapping_numbers_are_errors_not_defaults(project: Path, attrs: str) -> None:
+    path = write(project, "p.nf.svg", parent(
+        f'<image href="parts/child.nf.svg" width="100" height="50" {attrs}/>'))
+    with pytest.raises(NanoframesError) as err:
+        Baker(parse(path))
+    assert err.value.code == "attr-invalid"

@@ -224,13 +224,13 @@ def test_regression_fails_naming_frames(pytester: pytest.Pytester, xdist: list[s
     record(pytester)
     tamper(ledger, "examples/a.nf.svg", frame=2)
     result = run(pytester, "--nf-check", *xdist)
-    result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines([
+    result.stdout.fnmatch_lines([  # first: on a mismatch, this shows the whole output
         "REGRESSION examples/a.nf.svg: regression: 1 of 4 frames differ: 2",
         "  every recorded input is identical (source, media, fonts, toolchain)*",
         "  inspect: nanoframes render examples/a.nf.svg --frame 2 -o a-2.png",
         "  if intended: pytest examples/a.nf.svg --nf-record --nf-force",
     ])
+    result.assert_outcomes(passed=3, failed=1)
     assert_no_traceback(result)
 
 

@@ -1,0 +1,214 @@
+"""A ledger is never lost (issue 6, item 2).
+
+``nanoframes digest --record`` and ``pytest --nf-record`` are killed with SIGKILL at
+seeded random moments, 24 times in all; after each kill the ledger must read back
+valid and be byte-for-byte the old ledger or the complete new one. A hand-broken
+ledger gives one error naming its line and column and is never overwritten
+without ``--force``.
+
+The kill delays are drawn as fractions of one uninterrupted run measured first,
+so that they spread over the whole run (start-up, rendering, the write) on fast
+and slow machines alike. Nothing here asserts how long anything takes.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from nanoframes.errors import NanoframesError
+from nanoframes.ledger import read_ledger
+
+KILLS_DIGEST = 12
+KILLS_PYTEST = 12
+TEMP_NAME = re.compile(r"^\.digests\.json\..+\.tmp$")  # write_ledger's mkstemp name
+
+PYPROJECT = """\
+[project]
+name = "kill"
+
+[tool.nanoframes]
+compositions = ["comps/*.nf.svg"]
+ledger = "tests/digests.json"
+"""
+
+
+def composition(i: int, colour: str) -> str:
+    return f"""\
+<svg xmlns="http://www.w3.org/2000/svg" data-width="48" data-height="32" data-fps="10" \
+data-duration="2">
+  <rect id="r" x="0" y="4" width="12" height="12" fill="{colour}"/>
+  <text x="2" y="30" font-size="8">c{i}</text>
+  <script type="application/nanoframes+json">{{"animations":[{{"target":"#r",
+    "keyframes":[{{"t":0,"x":{i}}},{{"t":2,"x":36,"ease":"ease-in-out"}}]}}]}}</script>
+</svg>
+"""
+
+
+def nanoframes(*args: str) -> list[str]:
+    exe = shutil.which("nanoframes")
+    return [exe, *args] if exe else [sys.executable, "-m", "nanoframes", *args]
+
+
+RECORDERS = {
+    "digest": nanoframes("digest", "--record"),
+    "pytest": [sys.executable, "-m", "pytest", "--nf-record", "-p", "no:cacheprovider",
+               "-p", "no:randomly", "-q", "comps"],
+}
+
+
+def _env(root: Path) -> dict[str, str]:
+    env = dict(os.environ, NANOFRAMES_CACHE_DIR=str(root.parent / "cache"))
+    env.pop("PYTEST_ADDOPTS", None)
+    env.pop("PYTEST_XDIST_WORKER", None)
+    return env
+
+
+def run(argv: list[str], root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=root, env=_env(root), capture_output=True, text=True,
+                          timeout=120)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """Four compositions with a valid ledger recorded from a first version of them;
+    then the compositions change, so a record writes a different ledger."""
+    root = tmp_path / "project"
+    (root / "comps").mkdir(parents=True)
+    (root / "pyproject.toml").write_text(PYPROJECT)
+    for i in range(1, 5):
+        (root / "comps" / f"c{i}.nf.svg").write_text(composition(i, "#3366cc"))
+    proc = run(RECORDERS["digest"], root)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for i in range(1, 5):
+        (root / "comps" / f"c{i}.nf.svg").write_text(composition(i, "#cc6633"))
+    return root
+
+
+def ledger_of(root: Path) -> Path:
+    return root / "tests" / "digests.json"
+
+
+def new_ledger(root: Path, recorder: str, old: bytes) -> tuple[bytes, float]:
+    """The ledger a complete run of ``recorder`` writes over ``old``, and how long it ran."""
+    start = time.monotonic()
+    proc = run(RECORDERS[recorder], root)
+    elapsed = time.monotonic() - start
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    new = ledger_of(root).read_bytes()
+    assert new != old
+    ledger_of(root).write_bytes(old)
+    return new, elapsed
+
+
+def kill_after(argv: list[str], root: Path, delay: float) -> int | None:
+    proc = subprocess.Popen(argv, cwd=root, env=_env(root), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        proc.wait(timeout=delay)
+        return proc.returncode  # finished before the kill
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # its own session: the recorder and any workers
+        proc.wait(timeout=60)
+        return None
+
+
+def test_sigkill_leaves_old_or_new_ledger(project: Path) -> None:
+    ledger = ledger_of(project)
+    old = ledger.read_bytes()
+    read_ledger(ledger)  # valid to begin with
+    rng = random.Random(20_061)
+    outcomes = {"old": 0, "new": 0}
+    for recorder, kills in (("digest", KILLS_DIGEST), ("pytest", KILLS_PYTEST)):
+        new, elapsed = new_ledger(project, recorder, old)
+        for n in range(kills):
+            delay = rng.uniform(0.0, 1.2) * elapsed
+            kill_after(RECORDERS[recorder], project, delay)
+            now = ledger.read_bytes()
+            assert now in (old, new), f"{recorder} kill {n} after {delay:.2f} s tore the ledger"
+            read_ledger(ledger)  # and it reads back valid
+            outcomes["old" if now == old else "new"] += 1
+            ledger.write_bytes(old)
+    # Whatever a kill left behind besides the ledger is write_ledger's hidden temp file,
+    # which nothing reads as a ledger.
+    others = [p.name for p in ledger.parent.iterdir() if p.name != ledger.name]
+    assert all(TEMP_NAME.match(name) for name in others), others
+    print(f"outcomes {outcomes}; stray temp files: {len(others)}")
+
+
+# --- a hand-broken ledger ------------------------------------------------------------------
+
+
+def _break(text: str) -> tuple[str, int, int]:
+    """Drop the comma after the second frame digest: a JSON error at a known line/column."""
+    lines = text.splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if "frame_digests" in line) + 1
+    lines[at] = lines[at].replace('",', '"', 1)
+    column = len(lines[at + 1]) - len(lines[at + 1].lstrip()) + 1
+    return "".join(lines), at + 2, column  # the parser stops at the next line's string
+
+
+BROKEN = {
+    "missing-comma": _break,
+    "merge-conflict": lambda text: (
+        text.replace('  "compositions": {\n',
+                     '  "compositions": {\n<<<<<<< HEAD\n', 1), 3, 1),
+    "truncated": lambda text: (text[: len(text) // 2], None, None),
+}
+
+
+@pytest.mark.parametrize("how", sorted(BROKEN))
+def test_corrupt_ledger_is_named_and_kept(project: Path, how: str) -> None:
+    ledger = ledger_of(project)
+    broken, line, column = BROKEN[how](ledger.read_text())
+    ledger.write_text(broken)
+    with pytest.raises(NanoframesError) as info:
+        read_ledger(ledger)
+    err = info.value
+    assert err.code == "ledger-corrupt"
+    assert err.line is not None and err.column is not None
+    if line is not None:
+        assert (err.line, err.column) == (line, column)
+    where = f"{ledger}:{err.line}:{err.column}: error[ledger-corrupt]"
+
+    for argv in (nanoframes("digest", "--check"), nanoframes("digest", "--record")):
+        proc = run(argv, project)
+        assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
+        errors = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "error[" in ln]
+        assert len(errors) == 1 and where in errors[0], proc.stdout + proc.stderr
+        assert "Traceback" not in proc.stderr
+        assert ledger.read_text() == broken, f"{argv} touched the broken ledger"
+
+    proc = run(RECORDERS["pytest"], project)
+    assert proc.returncode != 0 and "INTERNALERROR" not in proc.stdout + proc.stderr
+    assert where in proc.stdout + proc.stderr, proc.stdout[-2000:]
+    assert ledger.read_text() == broken, "pytest --nf-record touched the broken ledger"
+
+    proc = run(nanoframes("digest", "--record", "--force"), project)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert set(read_ledger(ledger).entries) == {f"comps/c{i}.nf.svg" for i in range(1, 5)}
+
+
+def test_invalid_entry_names_its_line(project: Path) -> None:
+    """Valid JSON, wrong content (a hand-edited digest): the error names the entry's line."""
+    ledger = ledger_of(project)
+    text = ledger.read_text()
+    broken = re.sub(r'("digest": ")[0-9a-f]{64}', r"\g<1>not-a-digest", text, count=1)
+    ledger.write_text(broken)
+    for argv in (nanoframes("digest", "--check"), nanoframes("digest", "--record")):
+        proc = run(argv, project)
+        assert proc.returncode == 2, (argv, proc.stdout, proc.stderr)
+        errors = [ln for ln in (proc.stdout + proc.stderr).splitlines() if "error[" in ln]
+        assert len(errors) == 1, proc.stdout + proc.stderr
+        assert re.search(rf"{re.escape(str(ledger))}:\d+(:\d+)?: error\[ledger-invalid\]",
+                         errors[0]), errors[0]
+        assert ledger.read_text() == broken
