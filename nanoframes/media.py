@@ -52,13 +52,18 @@ def resolve_reference(href: str, comp_dir: Path, project_root: Path, file: Path,
         raise NanoframesError("image-outside", f"{href!r} is an absolute path; use a path "
                               "relative to the composition", file, line)
     root = project_root.resolve()
-    target = (comp_dir / href).resolve()  # follows symlinks: a link out is caught below
     try:
+        target = (comp_dir / href).resolve()  # follows symlinks: a link out is caught below
         target.relative_to(root)
+        found = target.is_file()
     except ValueError:
         raise NanoframesError("image-outside", f"{href!r} resolves outside the project "
                               f"({root})", file, line) from None
-    if not target.is_file():
+    except (OSError, RuntimeError) as exc:  # a name too long, a symlink loop
+        reason = getattr(exc, "strerror", None) or str(exc).split(" from ")[0]
+        raise NanoframesError("image-missing", f"{href[:100]!r} cannot be resolved "
+                              f"({reason})", file, line) from None
+    if not found:
         raise NanoframesError("image-missing", f"{href!r} not found", file, line)
     return target
 
@@ -132,8 +137,12 @@ def load_image(href: str, comp_dir: Path, project_root: Path, file: Path,
                line: int | None = None) -> Image:
     """Resolve, read (once per process per file version) and validate an image."""
     path = resolve_reference(href, comp_dir, project_root, file, line)
-    st = path.stat()
-    return _load(path, st.st_mtime_ns, st.st_size, href, file, line)
+    try:
+        st = path.stat()
+        return _load(path, st.st_mtime_ns, st.st_size, href, file, line)
+    except OSError as exc:  # unreadable (permissions), or gone since it was resolved
+        raise NanoframesError("image-invalid", f"{href!r} cannot be read ({exc.strerror})",
+                              file, line) from None
 
 
 def is_composition_href(href: str | None) -> bool:

@@ -65,19 +65,19 @@ class Verdict:
                 return f"match (recorded inputs moved: {', '.join(self.reasons)})"
             return "match"
         if kind is Kind.CHANGED:
-            text = f"changed: {', '.join(self.reasons)}"
+            text = f"changed, {', '.join(self.reasons)}"
             if self.differing_frames:
                 text += f" ({self._frames_differ()})"
             return text
         if kind is Kind.REGRESSION:
             if not self.differing_frames:
-                return "regression: the film digest differs but no recorded frame digest does"
-            return f"regression: {self._frames_differ()}"
+                return "regression, the film digest differs but no recorded frame digest does"
+            return f"regression, {self._frames_differ()}"
         if kind is Kind.ABSENT:
-            return f"absent: no ledger entry; record it with {record_hint}"
+            return f"absent, no ledger entry; record it with {record_hint}"
         if kind is Kind.STALE:
-            return f"stale: the ledger has an entry but the file is gone; {record_hint} drops it"
-        return f"error: {self.error}"
+            return f"stale, the ledger has an entry but the file is gone; {record_hint} drops it"
+        return f"error, {self.error}"
 
     def _frames_differ(self) -> str:
         frames = self.differing_frames

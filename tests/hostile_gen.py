@@ -143,7 +143,7 @@ def _many_images(n: int) -> str:
 
 
 def _nested_fanout(fan: int) -> str:
-    return HEAD + f'<image href="assets/fan1.nf.svg" width="64" height="48"/>\n' * fan + END
+    return HEAD + '<image href="assets/fan1.nf.svg" width="64" height="48"/>\n' * fan + END
 
 
 GENERATED: dict[str, Callable[[Path], str | bytes]] = {
@@ -162,6 +162,7 @@ GENERATED: dict[str, Callable[[Path], str | bytes]] = {
                                                   .as_uri()),
     "image-symlink-out": lambda root: _image("assets/link-out.png"),
     "image-symlink-dir-out": lambda root: _image("assets/dir-out/secret.png"),
+    "image-symlink-loop": lambda root: _image("assets/loop.png"),
     "image-png-100000x100000": lambda root: _image("assets/huge.png"),
     "image-png-0x0": lambda root: _image("assets/zero.png"),
     "image-jpeg-65535x65535": lambda root: _image("assets/huge.jpg"),
@@ -186,6 +187,7 @@ def _assets(root: Path) -> None:
     (assets / "huge.jpg").write_bytes(jpeg_header(65_535, 65_535))
     (assets / "link-out.png").symlink_to(outside / "secret.png")
     (assets / "dir-out").symlink_to(outside, target_is_directory=True)
+    (assets / "loop.png").symlink_to("loop.png")
     # ~100 KB of noise: 12,000 references embed 1.6 GB of base64 in one document.
     (assets / "noise.png").write_bytes(small_png(160, 160, seed=2))
     # A chain of nested compositions deeper than nested.MAX_NESTING.

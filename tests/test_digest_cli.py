@@ -138,7 +138,7 @@ def test_one_bad_composition_does_not_abort_a_sweep(proj: Path, capsys) -> None:
     status, out, _ = run(capsys, "--check")
     assert status == 2
     lines = out.splitlines()
-    assert lines[0].startswith("ERROR examples/0bad.nf.svg: error: ")
+    assert lines[0].startswith("ERROR examples/0bad.nf.svg: error, ")
     assert "error[xml-malformed]" in lines[0]
     assert lines[1:3] == ["MATCH examples/a.nf.svg: match", "MATCH examples/b.nf.svg: match"]
     status, out, _ = run(capsys, "--record")
@@ -204,7 +204,7 @@ def test_record_prints_added_updated_unchanged_and_removed(proj: Path, capsys) -
     assert status == 0
     assert out.splitlines() == [
         "added      examples/c.nf.svg",
-        "updated    examples/a.nf.svg: changed: source changed (10 of 10 frames differ: "
+        "updated    examples/a.nf.svg: changed, source changed (10 of 10 frames differ: "
         "0, 1, 2, 3, 4, 5, 6, 7, 8, 9)",
         "removed    examples/b.nf.svg (stale: the file is gone)",
         "1 added, 1 updated, 0 unchanged, 1 removed, 0 refused, 0 failed",

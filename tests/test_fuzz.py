@@ -14,12 +14,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import hostile_gen
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-import hostile_gen
 from nanoframes.bake import Baker
 from nanoframes.composition import parse
 from nanoframes.errors import NanoframesError
@@ -37,7 +37,7 @@ ATTRS = st.sampled_from([
     "x", "y", "width", "height", "cx", "cy", "r", "rx", "ry", "opacity", "fill-opacity",
     "stroke-width", "font-size", "data-start", "data-duration", "data-fade", "data-aspect",
     "transform", "fill", "stroke", "id", "class", "style", "font-family", "href",
-    "{%s}href" % XLINK, "viewBox", "clip-path", "mask", "filter",
+    f"{{{XLINK}}}href", "viewBox", "clip-path", "mask", "filter",
 ])
 NUMERIC = frozenset("x y width height cx cy r rx ry opacity fill-opacity stroke-width "
                     "font-size data-start data-duration data-fade".split())
@@ -154,6 +154,19 @@ def check_document(doc: bytes) -> None:
                 assert value.startswith("#") or value.startswith("data:image/"), value
 
 
+def parse_and_bake(path: Path) -> str:
+    """Parse, bake the first and a middle frame, check both documents; what happened."""
+    try:
+        comp = parse(path)
+        baker = Baker(comp)
+        for index in sorted({0, comp.frame_count // 2}):
+            check_document(baker.document(index))
+    except NanoframesError as err:
+        assert err.code and "\n" not in str(err), str(err)
+        return f"refused: {err.code}"
+    return "baked"
+
+
 @settings(max_examples=300, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                                  HealthCheck.function_scoped_fixture])
@@ -161,12 +174,23 @@ def check_document(doc: bytes) -> None:
 def test_parse_and_bake_never_crash(project: Path, data: bytes) -> None:
     path = project / "fuzz.nf.svg"
     path.write_bytes(data)
-    try:
-        comp = parse(path)
-        baker = Baker(comp)
-        for index in sorted({0, comp.frame_count // 2}):
-            check_document(baker.document(index))
-        event("baked")
-    except NanoframesError as err:
-        event(f"refused: {err.code}")
-        assert err.code and "\n" not in str(err), str(err)
+    event(parse_and_bake(path))
+
+
+# Inputs the fuzz found, kept as fixed cases.
+FOUND = {
+    # bake.py: a <text> inside a <text>, with a clipped element in it: IndexError in _text.
+    "nested-text-clip": (b'<svg xmlns="http://www.w3.org/2000/svg" data-width="64" '
+                         b'data-height="48"><text><text><rect data-start="1"/></text></text>'
+                         b'</svg>'),
+}
+FOUND_BUGS = {"nested-text-clip": "bake.py: IndexError in Baker._text (reported)"}
+
+
+@pytest.mark.parametrize("name", [
+    pytest.param(name, marks=[pytest.mark.xfail(reason=FOUND_BUGS[name], strict=True)]
+                 if name in FOUND_BUGS else []) for name in sorted(FOUND)])
+def test_found_cases(project: Path, name: str) -> None:
+    path = project / f"{name}.nf.svg"
+    path.write_bytes(FOUND[name])
+    parse_and_bake(path)

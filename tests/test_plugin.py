@@ -164,7 +164,7 @@ def test_nf_check_in_ini(pytester: pytest.Pytester) -> None:
     make_project(pytester, ini="nf_check = true")
     result = run(pytester)
     result.assert_outcomes(failed=3)  # no ledger yet: absent, without any flag
-    result.stdout.fnmatch_lines(["*absent: no ledger entry; record it with --nf-record*"])
+    result.stdout.fnmatch_lines(["*absent, no ledger entry; record it with --nf-record*"])
 
 
 # --- outcomes -------------------------------------------------------------------
@@ -185,7 +185,7 @@ def test_absent_fails_telling_to_record(pytester: pytest.Pytester, xdist: list[s
     result = run(pytester, "--nf-check", *xdist)
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
-        "ABSENT examples/a.nf.svg: absent: no ledger entry; record it with --nf-record"])
+        "ABSENT examples/a.nf.svg: absent, no ledger entry; record it with --nf-record"])
     assert_no_traceback(result)
 
 
@@ -197,7 +197,7 @@ def test_changed_xfails_with_reasons(pytester: pytest.Pytester, xdist: list[str]
     result = run(pytester, "--nf-check", "-rx", *xdist)
     result.assert_outcomes(passed=3, xfailed=1)
     assert result.ret == 0
-    result.stdout.fnmatch_lines(["XFAIL examples/b.nf.svg::b - changed: source changed*"])
+    result.stdout.fnmatch_lines(["XFAIL examples/b.nf.svg::b - changed, source changed*"])
 
 
 @SERIAL_AND_XDIST
@@ -207,7 +207,7 @@ def test_changed_fails_under_strict(pytester: pytest.Pytester, xdist: list[str])
     write(pytester, "b", fill="#00ff00")
     result = run(pytester, "--nf-check", "--nf-strict", *xdist)
     result.assert_outcomes(passed=3, failed=1)
-    result.stdout.fnmatch_lines(["CHANGED examples/b.nf.svg: changed: source changed*"])
+    result.stdout.fnmatch_lines(["CHANGED examples/b.nf.svg: changed, source changed*"])
     assert_no_traceback(result)
 
 
@@ -225,7 +225,7 @@ def test_regression_fails_naming_frames(pytester: pytest.Pytester, xdist: list[s
     tamper(ledger, "examples/a.nf.svg", frame=2)
     result = run(pytester, "--nf-check", *xdist)
     result.stdout.fnmatch_lines([  # first: on a mismatch, this shows the whole output
-        "REGRESSION examples/a.nf.svg: regression: 1 of 4 frames differ: 2",
+        "REGRESSION examples/a.nf.svg: regression, 1 of 4 frames differ: 2",
         "  every recorded input is identical (source, media, fonts, toolchain)*",
         "  inspect: nanoframes render examples/a.nf.svg --frame 2 -o a-2.png",
         "  if intended: pytest examples/a.nf.svg --nf-record --nf-force",
@@ -242,7 +242,7 @@ def test_bad_composition_fails_with_one_line(pytester: pytest.Pytester,
     (pytester.path / "examples" / "bad.nf.svg").write_text("<svg data-width='64'>\n")
     result = run(pytester, "--nf-check", "examples", *xdist)
     result.assert_outcomes(passed=1, failed=1)
-    result.stdout.fnmatch_lines(["ERROR examples/bad.nf.svg: error: *error?xml-malformed?*"])
+    result.stdout.fnmatch_lines(["ERROR examples/bad.nf.svg: error, *error?xml-malformed?*"])
     assert_no_traceback(result)
 
 
@@ -257,7 +257,7 @@ def test_excused_has_its_own_status(pytester: pytest.Pytester, xdist: list[str])
     assert outcomes(result) == {"passed": 3, "excused": 1}
     result.stdout.fnmatch_lines([
         "*= nanoframes =*",
-        "EXCUSED examples/b.nf.svg: changed: source changed* (excused: fonts differ on macOS)",
+        "EXCUSED examples/b.nf.svg: changed, source changed* (excused: fonts differ on macOS)",
     ])
 
 

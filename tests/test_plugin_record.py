@@ -118,7 +118,7 @@ def test_record_refuses_a_regression_unless_forced(pytester: pytest.Pytester,
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines([
         "refusing to record a regression (--nf-force records it anyway)",
-        "REGRESSION examples/b.nf.svg: regression: 1 of 4 frames differ: 2",
+        "REGRESSION examples/b.nf.svg: regression, 1 of 4 frames differ: 2",
     ])
     result.stdout.fnmatch_lines(["  not recorded: REGRESSION examples/b.nf.svg*"])
     assert ledger_of(ledger)["examples/b.nf.svg"] == tampered

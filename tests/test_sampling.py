@@ -79,7 +79,7 @@ def test_a_sampled_check_finds_a_regression_among_its_frames(proj: Path, capsys)
     alter(proj, [19])
     status, out = digest(capsys, "--check", "--samples", "4")
     assert status == 1
-    assert out[0] == ("REGRESSION examples/a.nf.svg: regression: 1 of 4 frames differ: 19; "
+    assert out[0] == ("REGRESSION examples/a.nf.svg: regression, 1 of 4 frames differ: 19; "
                       "a sampled check: compared 4 of 30 frames")
 
 
@@ -100,7 +100,7 @@ def test_a_sampled_check_with_a_moved_input_is_changed(proj: Path, capsys) -> No
     path.write_text(SVG.replace("#3060c0", "#3060c1"))
     status, out = digest(capsys, "--check", "--samples", "3")
     assert status == 1
-    assert out[0] == ("CHANGED examples/a.nf.svg: changed: source changed (3 of 3 frames differ: "
+    assert out[0] == ("CHANGED examples/a.nf.svg: changed, source changed (3 of 3 frames differ: "
                       "0, 15, 29); a sampled check: compared 3 of 30 frames")
 
 

@@ -77,7 +77,7 @@ def test_absent() -> None:
     v = judge(reading(), None)
     assert v.kind is Kind.ABSENT and not v.ok
     assert v.digest == reading().digest
-    assert v.line() == f"ABSENT {KEY}: absent: no ledger entry; record it with --record"
+    assert v.line() == f"ABSENT {KEY}: absent, no ledger entry; record it with --record"
     assert v.summary(record_hint="--nf-record").endswith("record it with --nf-record")
 
 
@@ -86,13 +86,13 @@ def test_regression_names_the_frames_that_differ() -> None:
     assert v.kind is Kind.REGRESSION and not v.ok
     assert v.reasons == ()
     assert v.differing_frames == (1, 4) and v.compared_frames == 6
-    assert v.summary() == "regression: 2 of 6 frames differ: 1, 4"
+    assert v.summary() == "regression, 2 of 6 frames differ: 1, 4"
 
 
 def test_a_long_regression_lists_ten_frames_then_an_ellipsis() -> None:
     v = judge(reading(30, changed={i: "x" for i in range(0, 30, 2)}), entry(30))
     assert len(v.differing_frames) == 15
-    assert v.summary() == ("regression: 15 of 30 frames differ: "
+    assert v.summary() == ("regression, 15 of 30 frames differ: "
                            "0, 2, 4, 6, 8, 10, 12, 14, 16, 18, …")
 
 
@@ -109,7 +109,7 @@ def test_changed_names_the_input(name: str) -> None:
     v = judge(reading(changed={2: "x"}, **{name: hexof("moved")}), entry())
     assert v.kind is Kind.CHANGED and not v.ok
     assert v.reasons == (f"{name} changed",)
-    assert v.summary() == f"changed: {name} changed (1 of 6 frames differ: 2)"
+    assert v.summary() == f"changed, {name} changed (1 of 6 frames differ: 2)"
 
 
 def test_changed_reasons_come_in_a_fixed_order() -> None:
@@ -118,7 +118,7 @@ def test_changed_reasons_come_in_a_fixed_order() -> None:
                       modules=hexof("m2"), media=hexof("m")), entry())
     assert v.reasons == ("source changed", "media changed", "fonts changed",
                          "toolchain changed (thorvg-python, libthorvg, modules)")
-    assert v.summary().startswith("changed: source changed, media changed, fonts changed, "
+    assert v.summary().startswith("changed, source changed, media changed, fonts changed, "
                                   "toolchain changed (thorvg-python, libthorvg, modules)")
 
 
@@ -139,7 +139,7 @@ def test_frame_count_change_is_changed_and_never_a_match() -> None:
     v = judge(reading(4), entry(6))
     assert v.kind is Kind.CHANGED
     assert v.reasons == ("frame count 6 → 4",)
-    assert v.summary() == "changed: frame count 6 → 4"
+    assert v.summary() == "changed, frame count 6 → 4"
     assert v.compared_frames == 0 and v.differing_frames == ()
 
 
@@ -159,10 +159,10 @@ def test_stale_and_error() -> None:
     e = entry()
     v = stale("examples/gone.nf.svg", e)
     assert v.kind is Kind.STALE and not v.ok and v.digest == e.digest
-    assert v.line().startswith("STALE examples/gone.nf.svg: stale: ")
+    assert v.line().startswith("STALE examples/gone.nf.svg: stale, ")
     v = error(KEY, "examples/card.nf.svg:3: error[parse]: bad")
     assert v.kind is Kind.ERROR and not v.ok
-    assert v.line() == f"ERROR {KEY}: error: examples/card.nf.svg:3: error[parse]: bad"
+    assert v.line() == f"ERROR {KEY}: error, examples/card.nf.svg:3: error[parse]: bad"
 
 
 # --- sampled readings and entries ----------------------------------------------
@@ -180,7 +180,7 @@ def test_a_sampled_check_of_a_full_entry_finds_a_regression_in_its_samples() -> 
     v = judge(reading(30, changed={10: "x", 11: "y"}, indices=(0, 10, 20)), entry(30))
     assert v.kind is Kind.REGRESSION
     assert v.differing_frames == (10,) and v.compared_frames == 3
-    assert v.summary().startswith("regression: 1 of 3 frames differ: 10; a sampled check")
+    assert v.summary().startswith("regression, 1 of 3 frames differ: 10; a sampled check")
 
 
 def test_a_full_check_of_a_sampled_entry_compares_the_samples() -> None:
@@ -218,7 +218,7 @@ def test_a_reading_needs_one_digest_per_index() -> None:
 def test_an_excused_non_match_is_ok_and_printed() -> None:
     v = judge(reading(changed={1: "x"}), entry(), excused="host lacks the brand font")
     assert v.kind is Kind.REGRESSION and v.ok
-    assert v.line() == (f"EXCUSED {KEY}: regression: 1 of 6 frames differ: 1 "
+    assert v.line() == (f"EXCUSED {KEY}: regression, 1 of 6 frames differ: 1 "
                         "(excused: host lacks the brand font)")
 
 
@@ -257,7 +257,7 @@ def test_excused_via_environment_end_to_end(tmp_path: Path) -> None:
     excused = excused_list(Config(root=tmp_path), {EXCUSED_ENV: "card"})
     v = judge(reading(4), entry(6), excused=excuse_for(KEY, excused))
     assert v.kind is Kind.CHANGED and v.ok
-    assert v.line().startswith(f"EXCUSED {KEY}: changed: frame count 6 → 4 "
+    assert v.line().startswith(f"EXCUSED {KEY}: changed, frame count 6 → 4 "
                                f"(excused: {EXCUSED_ENV})")
 
 

@@ -78,7 +78,7 @@ def save_ledger(root: Path, doc: dict) -> None:
 def test_match_and_absent(proj: Path, capsys) -> None:
     write(proj, "a.nf.svg")
     assert digest(capsys, "--check") == (1, [
-        "ABSENT examples/a.nf.svg: absent: no ledger entry; record it with --record",
+        "ABSENT examples/a.nf.svg: absent, no ledger entry; record it with --record",
         "1 composition: 1 absent"])
     digest(capsys, "--record")
     assert digest(capsys, "--check") == (0, ["MATCH examples/a.nf.svg: match",
@@ -91,7 +91,7 @@ def test_editing_a_source_is_changed_source(proj: Path, capsys) -> None:
     write(proj, "a.nf.svg", fill="#30c030")
     status, out = digest(capsys, "--check")
     assert status == 1
-    assert out[0] == ("CHANGED examples/a.nf.svg: changed: source changed "
+    assert out[0] == ("CHANGED examples/a.nf.svg: changed, source changed "
                       "(10 of 10 frames differ: 0, 1, 2, 3, 4, 5, 6, 7, 8, 9)")
 
 
@@ -102,7 +102,7 @@ def test_changing_an_images_bytes_is_changed_media(proj: Path, capsys) -> None:
     png(proj / "examples" / "logo.png", (0, 0, 255, 255))
     status, out = digest(capsys, "--check")
     assert status == 1
-    assert out[0].startswith("CHANGED examples/a.nf.svg: changed: media changed (10 of 10 ")
+    assert out[0].startswith("CHANGED examples/a.nf.svg: changed, media changed (10 of 10 ")
 
 
 def _face(src: str, dest: Path) -> None:
@@ -136,7 +136,7 @@ def test_swapping_a_face_file_is_changed_fonts(proj: Path) -> None:
     run = _cli(proj, "--check")
     assert run.returncode == 1, run.stderr
     line = run.stdout.splitlines()[0]
-    assert line.startswith("CHANGED examples/a.nf.svg: changed: fonts changed (")
+    assert line.startswith("CHANGED examples/a.nf.svg: changed, fonts changed (")
     assert "source" not in line and "toolchain" not in line
 
 
@@ -153,7 +153,7 @@ def test_altering_a_recorded_toolchain_part_is_changed_toolchain_naming_it(
     save_ledger(proj, doc)
     status, out = digest(capsys, "--check")
     assert status == 1
-    assert out[0] == ("CHANGED examples/a.nf.svg: changed: toolchain changed (libthorvg) "
+    assert out[0] == ("CHANGED examples/a.nf.svg: changed, toolchain changed (libthorvg) "
                       "(1 of 10 frames differ: 4)")
 
 
@@ -181,7 +181,7 @@ def test_reasons_come_in_a_fixed_order_with_the_frame_count(proj: Path, capsys) 
     write(proj, "a.nf.svg", duration="2", extra='<image href="logo.png" width="4" height="4"/>')
     status, out = digest(capsys, "--check")
     assert status == 1
-    assert out[0] == ("CHANGED examples/a.nf.svg: changed: source changed, media changed, "
+    assert out[0] == ("CHANGED examples/a.nf.svg: changed, source changed, media changed, "
                       "toolchain changed (modules), frame count 10 → 20")
 
 
@@ -198,7 +198,7 @@ def test_a_recorded_digest_altered_with_the_identity_kept_is_a_regression(
     save_ledger(proj, doc)
     status, out = digest(capsys, "--check")
     assert status == 1
-    assert out[0] == "REGRESSION examples/long.nf.svg: regression: 3 of 180 frames differ: " \
+    assert out[0] == "REGRESSION examples/long.nf.svg: regression, 3 of 180 frames differ: " \
                      "12, 13, 57"
 
 
@@ -225,7 +225,7 @@ def test_a_perturbed_raster_with_identical_inputs_is_a_regression(
     request.getfixturevalue("perturbed")
     status, out = digest(capsys, "--check")
     assert status == 1
-    assert out[0] == "REGRESSION examples/a.nf.svg: regression: 1 of 10 frames differ: 0"
+    assert out[0] == "REGRESSION examples/a.nf.svg: regression, 1 of 10 frames differ: 0"
 
 
 def test_recording_refuses_to_overwrite_a_regression_unless_forced(
@@ -236,7 +236,7 @@ def test_recording_refuses_to_overwrite_a_regression_unless_forced(
     request.getfixturevalue("perturbed")
     status, out = digest(capsys, "--record")
     assert status == 1
-    assert out[0] == ("REFUSED examples/a.nf.svg: regression: 1 of 10 frames differ: 0; "
+    assert out[0] == ("REFUSED examples/a.nf.svg: regression, 1 of 10 frames differ: 0; "
                       "not recorded (--force overwrites it)")
     assert (proj / "tests" / "digests.json").read_bytes() == before
     status, out = digest(capsys, "--record", "--force")
@@ -252,7 +252,7 @@ def test_an_entry_whose_file_is_gone_is_stale_on_a_full_sweep(proj: Path, capsys
     status, out = digest(capsys, "--check")
     assert status == 1
     assert out == ["MATCH examples/a.nf.svg: match",
-                   "STALE examples/gone.nf.svg: stale: the ledger has an entry but the file "
+                   "STALE examples/gone.nf.svg: stale, the ledger has an entry but the file "
                    "is gone; --record drops it",
                    "2 compositions: 1 match, 1 stale"]
     assert digest(capsys, "--check", "--all")[0] == 1
@@ -266,7 +266,7 @@ def test_excused_from_configuration_is_printed_and_exit_0(proj: Path, capsys) ->
     for _ in range(2):  # on every run
         status, out = digest(capsys, "--check")
         assert status == 0
-        assert out[0].startswith("EXCUSED examples/excused.nf.svg: changed: source changed (")
+        assert out[0].startswith("EXCUSED examples/excused.nf.svg: changed, source changed (")
         assert out[0].endswith("(excused: waiting for a new face)")
     status, out = digest(capsys, "--check", "--json")
     data = json.loads("\n".join(out))
@@ -282,7 +282,7 @@ def test_excused_lines_go_to_stderr_with_json(proj: Path) -> None:
     run = _cli(proj, "--check", "--json")
     assert run.returncode == 0
     json.loads(run.stdout)
-    assert run.stderr.startswith("EXCUSED examples/excused.nf.svg: changed: source changed")
+    assert run.stderr.startswith("EXCUSED examples/excused.nf.svg: changed, source changed")
 
 
 def test_excused_from_the_environment(proj: Path, capsys, monkeypatch) -> None:
@@ -292,9 +292,9 @@ def test_excused_from_the_environment(proj: Path, capsys, monkeypatch) -> None:
     status, out = digest(capsys, "--check")
     assert status == 0
     assert out[:2] == [
-        "EXCUSED examples/a.nf.svg: absent: no ledger entry; record it with --record "
+        "EXCUSED examples/a.nf.svg: absent, no ledger entry; record it with --record "
         "(excused: EXCUSED_COMPOSITIONS)",
-        "EXCUSED examples/b.nf.svg: absent: no ledger entry; record it with --record "
+        "EXCUSED examples/b.nf.svg: absent, no ledger entry; record it with --record "
         "(excused: EXCUSED_COMPOSITIONS)"]
 
 
@@ -313,4 +313,4 @@ def test_a_broken_excused_composition_is_still_an_error(proj: Path, capsys) -> N
     (proj / "examples").mkdir()
     (proj / "examples" / "excused.nf.svg").write_text("<svg")
     status, out = digest(capsys, "--check")
-    assert status == 2 and out[0].startswith("ERROR examples/excused.nf.svg: error: ")
+    assert status == 2 and out[0].startswith("ERROR examples/excused.nf.svg: error, ")
