@@ -119,7 +119,8 @@ class Composition:
 
 def _decimal(text: str | None, code: str, what: str, path: Path, line: int | None) -> Fraction:
     if text is None or not _DECIMAL.match(text):
-        raise NanoframesError(code, f"{what} must be a number, got {text!r}", path, line)
+        shown = text if text is None or len(text) <= 40 else text[:40] + "..."
+        raise NanoframesError(code, f"{what} must be a number, got {shown!r}", path, line)
     return Fraction(text.strip())
 
 
