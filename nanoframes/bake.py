@@ -18,6 +18,7 @@ from lxml import etree
 from .color import format_color, parse_color
 from .composition import SVG_NS, XLINK_NS, Composition, aspect_of, local_name, presence_of
 from .config import load_config
+from .errors import NanoframesError
 from .geometry import Box, center, local_box
 from .media import Image, is_composition_href, load_image
 from .nested import NestedImage, load_nested
@@ -34,6 +35,8 @@ OPACITY_PROPS = frozenset(("opacity", "fill-opacity", "stroke-opacity"))
 # A colour property and the opacity its alpha folds into.
 COLOR_OPACITY = {"fill": "fill-opacity", "stroke": "stroke-opacity",
                  "stop-color": "stop-opacity", "flood-color": "flood-opacity"}
+# data: URIs in one rendered document, all references counted (docs/limits.md).
+MAX_EMBEDDED_BYTES = 96 * 1024 * 1024
 # Attributes that mean a <text> has not been laid out yet.
 LAYOUT_ATTRS = ("text-anchor", "data-bg", "data-wrap", "data-fit", "data-frame-text")
 INHERITED_FONT_PROPS = ("font-family", "font-weight", "font-style", "font-size")
@@ -114,6 +117,12 @@ class Baker:
                     continue
                 self.images[i] = load_image(href, comp.directory, comp.project_root, comp.path,
                                             el.sourceline)
+        embedded = sum(len(img.data_uri) for img in self.images.values()
+                       if isinstance(img, Image))
+        if embedded > MAX_EMBEDDED_BYTES:  # every reference is a copy in every frame
+            raise NanoframesError("images-too-large", f"the images embedded in one frame come "
+                                  f"to {embedded:,} bytes; the limit is {MAX_EMBEDDED_BYTES:,}",
+                                  comp.path)
         # Layout specs are read here so a bad data-frame-text template fails at once.
         self.layout = TextLayouts(comp, self.fonts, self.sizes)
         self.measure: Callable[[Face, float, str], Box] | None = None
@@ -260,10 +269,12 @@ class Baker:
         el.attrib.pop("opacity", None)
         if t is not None:  # a clipped <tspan> that is absent now does not draw
             spans = list(el.iterdescendants(etree.Element))
-            for k in self._clipped_spans(i):
-                presence = self.presence[i + 1 + k]
-                if presence.factor(t) <= 0.0:
-                    remove_keeping_tail(spans[k])
+            clipped = self._clipped_spans(i)
+            # (an enclosing <text> may already have flattened this one's spans)
+            if clipped and len(spans) > clipped[-1]:
+                for k in clipped:
+                    if self.presence[i + 1 + k].factor(t) <= 0.0:
+                        remove_keeping_tail(spans[k])
         text = self.layout.content(i, text_content(el), t)
         # Layout writes font-size, positions, and wraps lines/chip in a <g> when needed.
         group, runs = self.layout.place(i, el, text)

@@ -12,9 +12,10 @@ import base64
 import hashlib
 import re
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
+from typing import NamedTuple
 
 from .errors import NanoframesError
 
@@ -91,7 +92,14 @@ def _jpeg_size(data: bytes) -> tuple[int, int] | None:
     return None
 
 
-def _verify_decodes(data: bytes, href: str, file: Path, line: int | None) -> None:
+class _Problem(NamedTuple):
+    """Why a file is not a usable image; ``message`` has a ``{href}`` slot."""
+
+    code: str
+    message: str
+
+
+def _decode_problem(data: bytes) -> str | None:
     import io
 
     from PIL import Image as PILImage
@@ -100,37 +108,37 @@ def _verify_decodes(data: bytes, href: str, file: Path, line: int | None) -> Non
         with PILImage.open(io.BytesIO(data)) as im:
             im.verify()
     except Exception as exc:  # noqa: BLE001 - Pillow raises many types for broken files
-        detail = re.sub(r"\s*<[^<>]* at 0x[0-9a-fA-F]+>", "", str(exc))  # no addresses
-        raise NanoframesError("image-invalid", f"{href!r} is not a readable image ({detail})",
-                              file, line) from None
+        return re.sub(r"\s*<[^<>]* at 0x[0-9a-fA-F]+>", "", str(exc))  # no addresses
+    return None
 
 
-@lru_cache(maxsize=256)
-def _load(path: Path, mtime_ns: int, size: int, href: str, file: Path,
-          line: int | None) -> Image:
+@lru_cache(maxsize=64)
+def _examine(path: Path, mtime_ns: int, size: int) -> Image | _Problem:
+    """Read, validate and encode one file version, once per process. The result is
+    shared by every reference to the file, so 10,000 references hold one copy."""
     if size > MAX_IMAGE_BYTES:
-        raise NanoframesError("image-too-large", f"{href!r} is {size} bytes; the limit is "
-                              f"{MAX_IMAGE_BYTES}", file, line)
+        return _Problem("image-too-large", f"{{href}} is {size} bytes; the limit is "
+                        f"{MAX_IMAGE_BYTES}")
     data = path.read_bytes()
     if data.startswith(PNG_MAGIC):
         mime, dims = "image/png", _png_size(data)
     elif data.startswith(b"\xff\xd8"):
         mime, dims = "image/jpeg", _jpeg_size(data)
     else:
-        raise NanoframesError("image-invalid", f"{href!r} is neither PNG nor JPEG", file, line)
+        return _Problem("image-invalid", "{href} is neither PNG nor JPEG")
     if dims is None:
-        raise NanoframesError("image-invalid", f"{href!r} has no readable size", file, line)
+        return _Problem("image-invalid", "{href} has no readable size")
     w, h = dims
     if w == 0 or h == 0:
-        raise NanoframesError("image-invalid", f"{href!r} declares an empty {w}x{h} image",
-                              file, line)
+        return _Problem("image-invalid", f"{{href}} declares an empty {w}x{h} image")
     if not (w <= MAX_IMAGE_SIDE and h <= MAX_IMAGE_SIDE) or w * h > MAX_IMAGE_PIXELS:
-        raise NanoframesError("image-too-large", f"{href!r} declares {w}x{h} pixels; the limit "
-                              f"is {MAX_IMAGE_SIDE} a side and {MAX_IMAGE_PIXELS} in all",
-                              file, line)
-    _verify_decodes(data, href, file, line)
+        return _Problem("image-too-large", f"{{href}} declares {w}x{h} pixels; the limit "
+                        f"is {MAX_IMAGE_SIDE} a side and {MAX_IMAGE_PIXELS} in all")
+    detail = _decode_problem(data)
+    if detail is not None:
+        return _Problem("image-invalid", f"{{href}} is not a readable image ({detail})")
     uri = f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
-    return Image(href, path, mime, w, h, hashlib.sha256(data).hexdigest(), uri)
+    return Image("", path, mime, w, h, hashlib.sha256(data).hexdigest(), uri)
 
 
 def load_image(href: str, comp_dir: Path, project_root: Path, file: Path,
@@ -139,10 +147,13 @@ def load_image(href: str, comp_dir: Path, project_root: Path, file: Path,
     path = resolve_reference(href, comp_dir, project_root, file, line)
     try:
         st = path.stat()
-        return _load(path, st.st_mtime_ns, st.st_size, href, file, line)
+        found = _examine(path, st.st_mtime_ns, st.st_size)
     except OSError as exc:  # unreadable (permissions), or gone since it was resolved
         raise NanoframesError("image-invalid", f"{href!r} cannot be read ({exc.strerror})",
                               file, line) from None
+    if isinstance(found, _Problem):
+        raise NanoframesError(found.code, found.message.format(href=repr(href)), file, line)
+    return replace(found, href=href)  # the data URI string itself is shared
 
 
 def is_composition_href(href: str | None) -> bool:

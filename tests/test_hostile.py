@@ -133,9 +133,7 @@ def test_check(project: dict[str, Path], case: str) -> None:
     path = project[case]
     rc, out, err = run_case(["check", str(path)], path.parent)
     assert_one_error(CASES[case], out + err)
-    if rc == 1:  # reported: lint gives 1 for findings, but this file cannot even be read
-        pytest.xfail("nanoframes check exits 1, not 2, for a composition it cannot read")
-    assert rc == 2, (rc, out, err)
+    assert rc == 2, (rc, out, err)  # bad input, as for render and digest
 
 
 def test_pytest_items_fail(project: dict[str, Path], tmp_path: Path) -> None:

@@ -179,9 +179,10 @@ def test_cli_exit_status_and_json(project: Path, capsys: pytest.CaptureFixture[s
 
 def test_unparseable_file_is_an_error_finding(project: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
+    """Every file is reported; a file that cannot be rendered at all exits 2 (bad input)."""
     path = project / "broken.nf.svg"
     path.write_text("<svg")
-    assert main(["check", str(path), str(project / "missing.nf.svg")]) == 1
+    assert main(["check", str(path), str(project / "missing.nf.svg")]) == 2
     out = capsys.readouterr().out
     assert "error[xml-malformed]" in out and "error[file-missing]" in out
 

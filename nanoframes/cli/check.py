@@ -7,7 +7,7 @@ import json
 import sys
 from pathlib import Path
 
-from ..lint import ERROR, failed, lint_file
+from ..lint import ERROR, exit_status, failed, lint_file
 
 
 def register(sub) -> None:
@@ -16,7 +16,9 @@ def register(sub) -> None:
                        "unknown eases and properties, targets matching nothing, elements off "
                        "the canvas, missing assets, unresolved fonts, safe-margin and palette "
                        "budgets. Exit status 1 when there are errors (or, with --strict, "
-                       "warnings); codes are listed in docs/lint.md.")
+                       "warnings), 2 when a composition cannot be rendered at all (a file "
+                       "that does not parse, a missing or forbidden asset); codes are listed "
+                       "in docs/lint.md.")
     p.add_argument("compositions", type=Path, nargs="+", metavar="COMP")
     p.add_argument("--json", action="store_true",
                    help='print {"ok": ..., "findings": [...]} instead of lines')
@@ -31,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
         json.dump({"ok": not bad, "findings": [f.as_dict() for f in findings]}, sys.stdout,
                   indent=2, ensure_ascii=False)
         sys.stdout.write("\n")
-        return 1 if bad else 0
+        return exit_status(findings, args.strict)
     for f in findings:
         print(f.format())
     errors = sum(f.severity == ERROR for f in findings)
@@ -39,4 +41,4 @@ def run(args: argparse.Namespace) -> int:
     files = len(args.compositions)
     status = "FAILED" if bad else "ok"
     print(f"{status}: {errors} error(s), {warnings} warning(s) in {files} file(s)")
-    return 1 if bad else 0
+    return exit_status(findings, args.strict)

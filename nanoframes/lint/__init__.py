@@ -31,6 +31,7 @@ class Finding:
     message: str
     file: str = ""
     line: int | None = None
+    fatal: bool = False    # the composition cannot be rendered at all (bad input)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -51,11 +52,12 @@ def designate(el) -> str:
     return f"<{tag}> line {el.sourceline}"
 
 
-def finding(severity: str, code: str, el, t: float | None, message: str) -> Finding:
+def finding(severity: str, code: str, el, t: float | None, message: str,
+            fatal: bool = False) -> Finding:
     """A finding about element ``el`` (or the file when ``el`` is None)."""
     return Finding(severity, code, designate(el) if el is not None else None,
                    None if t is None else round(float(t), 6), message,
-                   line=getattr(el, "sourceline", None))
+                   line=getattr(el, "sourceline", None), fatal=fatal)
 
 
 def lint_file(path: str | Path, project_root: Path | None = None) -> list[Finding]:
@@ -67,13 +69,21 @@ def lint_file(path: str | Path, project_root: Path | None = None) -> list[Findin
     try:
         comp = parse(path, project_root)
     except NanoframesError as err:
-        return [Finding(ERROR, err.code, None, None, err.message, shown, err.line)]
+        return [Finding(ERROR, err.code, None, None, err.message, shown, err.line, fatal=True)]
     context = canvas.Context.build(comp)
     found = [*timeline.check(comp), *assets.check(comp, context), *canvas.check(context)]
     out = {(f.code, f.element, f.t, f.message): f for f in found}  # one of each
     ordered = sorted(out.values(), key=lambda f: (f.line or 0, f.code, f.t or 0.0, f.message))
-    return [Finding(f.severity, f.code, f.element, f.t, f.message, shown, f.line)
+    return [Finding(f.severity, f.code, f.element, f.t, f.message, shown, f.line, f.fatal)
             for f in ordered]
+
+
+def exit_status(findings: list[Finding], strict: bool = False) -> int:
+    """2 when a composition cannot be rendered at all (bad input, as for render and
+    digest), 1 when the check fails, 0 otherwise."""
+    if any(f.fatal for f in findings):
+        return 2
+    return 1 if failed(findings, strict) else 0
 
 
 def failed(findings: list[Finding], strict: bool = False) -> bool:
@@ -81,4 +91,5 @@ def failed(findings: list[Finding], strict: bool = False) -> bool:
     return any(f.severity == ERROR or strict for f in findings)
 
 
-__all__ = ["ERROR", "WARNING", "Finding", "designate", "failed", "finding", "lint_file"]
+__all__ = ["ERROR", "WARNING", "Finding", "designate", "exit_status", "failed", "finding",
+           "lint_file"]

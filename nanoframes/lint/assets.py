@@ -55,13 +55,13 @@ def _images(comp: Composition) -> Iterator[Finding]:
             else:
                 load_image(href, comp.directory, comp.project_root, comp.path, el.sourceline)
         except NanoframesError as err:
-            yield finding(ERROR, err.code, el, None, err.message)
+            yield finding(ERROR, err.code, el, None, err.message, fatal=True)
     if nested:
         try:
             children(comp)  # cycles, depth, and each child's own parse errors
         except NanoframesError as err:
             where = "" if err.file == str(comp.path) else f"in {err.file}: "
-            yield finding(ERROR, err.code, comp.root, None, where + err.message)
+            yield finding(ERROR, err.code, comp.root, None, where + err.message, fatal=True)
 
 
 def _baker_error(comp: Composition) -> Iterator[Finding]:
@@ -72,7 +72,7 @@ def _baker_error(comp: Composition) -> Iterator[Finding]:
         Baker(comp)
     except NanoframesError as err:
         if not err.code.startswith(("image-", "nested-")):
-            yield finding(ERROR, err.code, comp.root, None, err.message)
+            yield finding(ERROR, err.code, comp.root, None, err.message, fatal=True)
 
 
 def _fonts(comp: Composition, ctx: Context) -> Iterator[Finding]:
