@@ -173,6 +173,36 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
+def _duplicate_at(text: str) -> tuple[int, int] | None:
+    """Line and column of the first key repeated within one JSON object."""
+    stack: list[set[str]] = []
+    i, n = 0, len(text)
+    while i < n:
+        ch = text[i]
+        if ch == '"':
+            end = i + 1
+            while end < n and text[end] != '"':
+                end += 2 if text[end] == "\\" else 1
+            after = text[end + 1:].lstrip()
+            if stack and after.startswith(":"):
+                key = json.loads(text[i:end + 1])
+                if key in stack[-1]:
+                    return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
+                stack[-1].add(key)
+            i = end + 1
+            continue
+        if ch == "{":
+            stack.append(set())
+        elif ch == "}" and stack:
+            stack.pop()
+        elif ch == "[":
+            stack.append(set())  # a list: its strings are never keys
+        elif ch == "]" and stack:
+            stack.pop()
+        i += 1
+    return None
+
+
 def _line_of(text: str, key: str) -> int | None:
     """The line where ``"key":`` first appears, to point an error at its entry."""
     at = text.find(json.dumps(key, ensure_ascii=False) + ":")
@@ -192,14 +222,19 @@ def read_ledger(path: Path) -> Ledger:
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise NanoframesError("ledger-corrupt", f"not UTF-8: {exc.reason}", path) from None
+        before = raw[:exc.start].decode("utf-8")  # valid up to the bad byte
+        line = before.count("\n") + 1
+        column = len(before) - before.rfind("\n")
+        raise NanoframesError("ledger-corrupt", f"not UTF-8: {exc.reason}", path, line,
+                              column) from None
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise NanoframesError("ledger-corrupt", f"not valid JSON: {exc.msg}", path,
                               exc.lineno, exc.colno) from None
-    except NanoframesError as exc:
-        raise NanoframesError(exc.code, exc.message, path) from None
+    except NanoframesError as exc:  # a duplicate key
+        line, column = _duplicate_at(text) or (None, None)
+        raise NanoframesError(exc.code, exc.message, path, line, column) from None
 
     if not isinstance(doc, dict):
         raise NanoframesError("ledger-invalid", "the ledger must be a JSON object", path)
@@ -248,7 +283,9 @@ def write_ledger(ledger: Ledger) -> None:
         mode = path.stat().st_mode & 0o777
     except FileNotFoundError:
         mode = 0o644  # mkstemp's 0600 would make a committed file private
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    _sweep_orphans(path)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
+                               suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -261,6 +298,22 @@ def write_ledger(ledger: Ledger) -> None:
             os.unlink(tmp)
         raise
     _fsync_directory(path.parent)
+
+
+def _sweep_orphans(path: Path) -> None:
+    """Remove temp files of writers that were killed mid-write (their pid is gone).
+    They were never the ledger, but they would pile up beside it."""
+    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
+        pid = tmp.name[len(path.name) + 2:].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+        except OSError:
+            pass  # alive but not ours to signal: leave it
 
 
 def _fsync_directory(directory: Path) -> None:

@@ -299,3 +299,29 @@ def test_write_keeps_the_file_mode(tmp_path: Path) -> None:
     os.chmod(path, 0o664)
     write_ledger(sample_ledger(path))
     assert path.stat().st_mode & 0o777 == 0o664
+
+
+def test_write_sweeps_temp_files_of_killed_writers(tmp_path: Path) -> None:
+    """A writer killed mid-write leaves `.digests.json.<pid>.*.tmp`; the next write
+    removes those whose process is gone, and leaves a live writer's alone."""
+    path = tmp_path / "digests.json"
+    dead = tmp_path / ".digests.json.999999999.x1.tmp"  # no such pid
+    live = tmp_path / f".digests.json.{os.getppid()}.x2.tmp"
+    dead.write_text("{")
+    live.write_text("{")
+    write_ledger(Ledger(path, {"a.nf.svg": make_entry()}))
+    assert not dead.exists() and live.exists()
+    assert read_ledger(path).entries.keys() == {"a.nf.svg"}
+
+
+def test_duplicate_key_inside_an_entry_is_located(tmp_path: Path) -> None:
+    path = tmp_path / "digests.json"
+    write_ledger(Ledger(path, {"a.nf.svg": make_entry(), "b.nf.svg": make_entry(seed="y")}))
+    lines = path.read_text().splitlines(keepends=True)
+    at = next(i for i, line in enumerate(lines) if '"frames"' in line and i > 20)
+    lines.insert(at, lines[at])  # "frames" twice in the second entry
+    path.write_text("".join(lines))
+    with pytest.raises(NanoframesError) as err:
+        read_ledger(path)
+    assert err.value.code == "ledger-invalid"
+    assert (err.value.line, err.value.column) == (at + 2, lines[at].index('"') + 1)
