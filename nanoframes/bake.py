@@ -25,12 +25,14 @@ from .nested import NestedImage, load_nested
 from .text.fonts import Face, FontBook, Resolution, font_book
 from .text.layout import TextLayouts
 from .text.style import font_request, parse_style_attr
-from .timeline import clamp01, fmt, needs_auto_center, transform_to_svg
+from .timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
 
 HREF = "href"
 XHREF = f"{{{XLINK_NS}}}href"
 NUMERIC_PROPS = frozenset(
     "x y width height cx cy r rx ry x1 y1 x2 y2 stroke-width stroke-dashoffset".split())
+GEOMETRY_PROPS = frozenset(
+    "x y width height cx cy r rx ry x1 y1 x2 y2 stroke-width".split())
 OPACITY_PROPS = frozenset(("opacity", "fill-opacity", "stroke-opacity"))
 # A colour property and the opacity its alpha folds into.
 COLOR_OPACITY = {"fill": "fill-opacity", "stroke": "stroke-opacity",
@@ -127,6 +129,12 @@ class Baker:
         self.layout = TextLayouts(comp, self.fonts, self.sizes)
         self.measure: Callable[[Face, float, str], Box] | None = None
         self._cached_template = None
+        self._pivots: dict[int, tuple[float, float] | None] = {}
+        self._embedded: set[int] = set()  # dynamic images whose data URI the template holds
+        # elements whose authored colours may carry alpha to fold (the rest skip it)
+        self._colours = [el.get("style") is not None or any(
+            not _plain_hex(el.get(prop)) for prop in COLOR_OPACITY if el.get(prop) is not None)
+            for el in els]
         self.index: int | None = None
         self.t: float | None = None
 
@@ -199,6 +207,9 @@ class Baker:
         for i, el in enumerate(els):
             if self._is_dynamic(i, el):
                 dynamic[id(el)] = i
+                if isinstance(self.images.get(i), Image):  # hrefs are not animatable:
+                    _embed(el, self.images[i])            # embed once, not per frame
+                    self._embedded.add(i)
             else:
                 self._resolve(i, el, None, 1.0)
         _clean(root, keep=set(dynamic))
@@ -217,7 +228,8 @@ class Baker:
         _normalise_style(el)
         if t is not None and self.animations[i]:
             self._animate(i, el, t)
-        _fold_colour_alpha(el)
+        if self._colours[i]:
+            _fold_colour_alpha(el)
         if fade < 1.0:
             el.set("opacity", fmt(_opacity(el, "opacity") * fade))
         if i in self.fonts:
@@ -228,37 +240,59 @@ class Baker:
     # --- per element ------------------------------------------------------------
 
     def _animate(self, i: int, el, t: float) -> None:
-        from .timeline import values_for
-
         values = values_for(self.animations[i], el, t, matched=True)
         transform = values.pop("transform", None)
+        colours = []
         for prop, value in values.items():
             if value is None:
                 continue
             if prop in OPACITY_PROPS and isinstance(value, float):
                 el.set(prop, fmt(clamp01(value)))
             elif prop in COLOR_OPACITY and isinstance(value, tuple):
-                hex_, alpha = format_color(value)
-                el.set(prop, hex_)
-                if alpha < 1.0:
-                    pair = COLOR_OPACITY[prop]
-                    base = values.get(pair)
-                    base = clamp01(base) if isinstance(base, float) else _opacity(el, pair)
-                    el.set(pair, fmt(base * alpha))
+                colours.append((prop, value))  # after the opacities: alpha multiplies them
             elif prop in NUMERIC_PROPS and isinstance(value, float):
                 if prop in ("width", "height", "r", "rx", "ry", "stroke-width"):
                     value = max(0.0, value)
                 el.set(prop, fmt(value))
             elif isinstance(value, str) and _safe_value(value):
                 el.set(prop, value)
+        for prop, value in colours:
+            hex_, alpha = format_color(value)
+            el.set(prop, hex_)
+            if alpha < 1.0:
+                pair = COLOR_OPACITY[prop]
+                el.set(pair, fmt(_opacity(el, pair) * alpha))
         if transform is not None:
             pivot = None
             if needs_auto_center(transform):
-                pivot = center(local_box(el, self._measure_text))
+                pivot = self._pivot(i, el)
             motion = transform_to_svg(transform, pivot)
             if motion:
                 own = el.get("transform", "").strip()
                 el.set("transform", f"{own} {motion}".strip())
+
+    def _pivot(self, i: int, el) -> tuple[float, float] | None:
+        """Centre of the element's own geometry box; worked out once when nothing
+        inside the element (itself included) changes its geometry over time."""
+        if i in self._pivots:
+            return self._pivots[i]
+        pivot = center(local_box(el, self._measure_text))
+        if self._geometry_is_static(i):
+            self._pivots[i] = pivot
+        return pivot
+
+    def _geometry_is_static(self, i: int) -> bool:
+        """No animated geometry on the element, no per-frame text, and nothing inside
+        it that changes from frame to frame."""
+        el = self.comp.elements[i]
+        if el.get("data-frame-text") is not None:
+            return False
+        if any(track.prop in GEOMETRY_PROPS for anim in self.animations[i]
+               for track in anim.tracks):
+            return False
+        inside = sum(1 for _ in el.iterdescendants(etree.Element))
+        return not any(self._is_dynamic(j, self.comp.elements[j])
+                       for j in range(i + 1, i + 1 + inside))
 
     def _text(self, i: int, el, t: float | None) -> None:
         res = self.fonts[i]
@@ -316,9 +350,8 @@ class Baker:
         if isinstance(image, NestedImage):  # dynamic, so self.t is this frame's time
             image.inline(el, self.t or 0.0)  # nested.py: time mapping, fit, clip, ids
             return
-        for attr in (HREF, XHREF):
-            el.attrib.pop(attr, None)
-        el.set(HREF, image.data_uri)
+        if i not in self._embedded:
+            _embed(el, image)
         x, y = _float(el, "x", 0.0), _float(el, "y", 0.0)
         w, h = _float(el, "width", float(image.width)), _float(el, "height", float(image.height))
         aspect = (el.get("data-aspect") or "stretch").strip()
@@ -333,6 +366,13 @@ class Baker:
         for name, v in (("x", x), ("y", y), ("width", w), ("height", h)):
             el.set(name, fmt(v))
         el.set("preserveAspectRatio", "none")
+
+
+def _embed(el, image: Image) -> None:
+    """Point an <image> at its bytes (a data: URI) instead of a file."""
+    for attr in (HREF, XHREF):
+        el.attrib.pop(attr, None)
+    el.set(HREF, image.data_uri)
 
 
 def _clip_to(el, i: int, x: float, y: float, w: float, h: float) -> None:

@@ -68,8 +68,8 @@ class Film:
         # rendered-document hash -> frame digest, for the whole film: a held frame
         # (or a document that comes back later, as in a loop) is rasterized once
         self._seen: dict[bytes, str | Future] = {}
-        # hash on a second thread where a second CPU is free (not in pool workers)
-        self.hash_thread = (os.cpu_count() or 1) > 1
+        # draw and hash on a second thread where a second CPU is free (not in workers)
+        self.draw_thread = (os.cpu_count() or 1) > 1
 
     @classmethod
     def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True) -> Film:
@@ -116,38 +116,41 @@ class Film:
     def digests(self, indices: Iterable[int] | None = None) -> list[str]:
         """Full frame digests, in the order of ``indices``.
 
-        With ``hash_thread`` the SHA-256 of frame n runs on a second thread
-        (hashlib and the ThorVG calls release the GIL) while frame n+1 is baked
-        and rasterized; the digests are the same either way.
+        With ``draw_thread`` a second thread rasterizes and hashes (ThorVG and
+        hashlib release the GIL) while this one bakes the next documents. The
+        second thread draws every frame, in order, on one canvas, so the digests
+        are those of the serial path (the self-test compares the two).
         """
         out: list[str | Future] = []
         pending: deque[Future] = deque()
-        hasher = ThreadPoolExecutor(1) if self.hash_thread else None
+        drawer = ThreadPoolExecutor(1) if self.draw_thread else None
         try:
             for i in self.indices(indices):
                 doc = self.document(i)
-                key = hashlib.sha256(doc).digest()
+                key = hashlib.sha256(doc).digest() if self.dedup else b""
                 digest = self._seen.get(key) if self.dedup else None
                 if digest is None:
-                    frame = self.raster(doc)
-                    if hasher is None:
-                        digest = frame_digest(frame)
+                    if drawer is None:
+                        digest = self._draw_digest(doc)
                     else:
-                        digest = hasher.submit(frame_digest, frame.copy())
+                        digest = drawer.submit(self._draw_digest, doc)
                         pending.append(digest)
-                        if len(pending) > 4:  # bound the frames held for hashing
+                        if len(pending) > 8:  # bound the documents waiting to be drawn
                             pending.popleft().result()
                     if self.dedup:
                         self._seen[key] = digest
                 out.append(digest)
             done = [d.result() if isinstance(d, Future) else d for d in out]
         finally:
-            if hasher is not None:
-                hasher.shutdown(wait=True)
+            if drawer is not None:
+                drawer.shutdown(wait=True)
         for key, value in self._seen.items():
             if isinstance(value, Future):
                 self._seen[key] = value.result()
         return done
+
+    def _draw_digest(self, doc: bytes) -> str:
+        return frame_digest(self.raster(doc))
 
     def indices(self, indices: Iterable[int] | None) -> list[int]:
         if indices is None:
@@ -186,7 +189,7 @@ def _worker_film(path: str, root: str | None, dedup: bool) -> Film:
     if film is None:
         _worker_films.clear()  # one composition at a time per worker: bounded memory
         film = _worker_films[key] = Film.open(path, Path(root) if root else None, dedup)
-        film.hash_thread = False  # the pool already keeps every CPU busy
+        film.draw_thread = False  # the pool already keeps every CPU busy
     return film
 
 

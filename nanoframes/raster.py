@@ -13,10 +13,12 @@ once per process and never terminated. Parallelism is processes started with
 from __future__ import annotations
 
 import ctypes
+import functools
 import hashlib
 import operator
 import os
 import re
+import threading
 from ctypes import POINTER, c_bool, c_char_p, c_float, c_int, c_uint32, c_void_p
 from functools import lru_cache
 from pathlib import Path
@@ -97,6 +99,20 @@ def _lib() -> ctypes.CDLL:
     return lib
 
 
+# ThorVG's loader and font registry only lock when it runs its own scheduler
+# threads (THORVG.md). nanoframes may draw on one thread while it measures text on
+# another, so every call into the library holds this lock: calls never overlap.
+_LOCK = threading.RLock()
+
+
+def _serialized(method):
+    @functools.wraps(method)
+    def call(*args, **kwargs):
+        with _LOCK:
+            return method(*args, **kwargs)
+    return call
+
+
 _engine_pid: int | None = None
 _engine_threads = 0
 # registered face name -> sha256 of its bytes; process-global, like ThorVG's registry
@@ -136,6 +152,7 @@ def _check(result: int, what: str) -> None:
 class Rasterizer:
     """Document bytes -> pixels, with one reused canvas and buffer. Not thread-safe."""
 
+    @_serialized
     def __init__(self) -> None:
         self._lib = _engine()
         self.threads = _engine_threads  # fixed by the first engine init in this process
@@ -171,6 +188,7 @@ class Rasterizer:
         self._buf = buf  # ThorVG now points into buf: keep it alive here
         return width, height
 
+    @_serialized
     def render(self, svg: bytes, width: int, height: int) -> np.ndarray:
         """Render ``svg`` scaled to ``width`` x ``height``.
 
@@ -205,6 +223,7 @@ class Rasterizer:
         view.flags.writeable = False
         return view
 
+    @_serialized
     def register_font(self, name: str, data: bytes) -> None:
         """Register ``data`` (a TrueType face) under ``name`` for <text font-family="name">.
 
@@ -227,6 +246,7 @@ class Rasterizer:
             raise NanoframesError("font-invalid", f"ThorVG refused face {name!r} (result {res})")
         _fonts[name] = digest
 
+    @_serialized
     def text_bounds(
         self, face_name: str, size_px: float, text: str
     ) -> tuple[float, float, float, float]:

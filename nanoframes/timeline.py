@@ -282,7 +282,8 @@ def _interpolate(prop: str, a: Any, b: Any, p: float) -> Any:
 class Track:
     """The keyframes of one property, parsed once: times, held values, parsed
     values (RGBA, TransformParts or float) and each keyframe's arriving ease.
-    ``at(t)`` gives exactly what :func:`value_at` gives, without re-parsing."""
+    ``at(t)`` gives exactly what :func:`value_at` gives, without re-parsing (a
+    transform comes back as :class:`TransformParts` rather than its JSON shape)."""
 
     prop: str
     times: tuple[float, ...]
@@ -295,12 +296,16 @@ class Track:
     def build(cls, keyframes: Sequence[Keyframe], prop: str) -> Track:
         frames = [kf for kf in keyframes if prop in kf.values]
         raw = tuple(kf.values[prop] for kf in frames)
+        parsed = tuple(_parse_value(prop, v) for v in raw)
+        held = tuple(_settle(prop, v) for v in raw)
+        if prop == "transform":  # bake takes TransformParts as they are: no re-parsing
+            held = tuple(h if p is None else p for h, p in zip(held, parsed))
         return cls(
             prop=prop,
             times=tuple(kf.t for kf in frames),
             raw=raw,
-            held=tuple(_settle(prop, v) for v in raw),
-            parsed=tuple(_parse_value(prop, v) for v in raw),
+            held=held,
+            parsed=parsed,
             curves=tuple(parse_ease(kf.ease) or linear for kf in frames),
         )
 
@@ -320,7 +325,7 @@ class Track:
         if self.prop in COLOR_PROPERTIES:
             return lerp_color(a, b, p)
         if self.prop == "transform":
-            return _lerp_transform(a, b, p).to_value()
+            return _lerp_transform(a, b, p)
         return lerp(a, b, p)
 
 

@@ -97,6 +97,8 @@ def _lerp_transform(a: TransformParts, b: TransformParts, p: float) -> Transform
 
 def needs_auto_center(value: Any) -> bool:
     """Whether this transform value pivots on the element's own geometry box."""
+    if isinstance(value, TransformParts):
+        return value.center == "auto"
     return isinstance(value, Mapping) and value.get("center") == "auto"
 
 

@@ -481,3 +481,32 @@ def test_bad_image_directives_are_errors(tmp_path, attr):
     with pytest.raises(NanoframesError) as err:
         _bake_one(tmp_path, f'<image href="a.png" width="10" height="10" {attr}/>')
     assert err.value.code == "attr-invalid" and err.value.line == 1
+
+
+def test_animated_colour_alpha_multiplies_an_animated_opacity_in_any_order(tmp_path):
+    doc = _bake_one(tmp_path, '<rect id="r" width="10" height="10"/>'
+                    '<script type="application/nanoframes+json">{"animations":[{"target":"#r",'
+                    '"keyframes":[{"t":0,"fill":"#ff000080","fill-opacity":0.5}]}]}</script>')
+    assert b'fill="#ff0000"' in doc and b'fill-opacity="0.25098"' in doc
+
+
+def test_auto_pivot_follows_animated_geometry(tmp_path):
+    import re
+
+    doc_of = []
+    from nanoframes.bake import Baker
+    from nanoframes.composition import parse
+
+    (tmp_path / "pyproject.toml").write_text("")
+    comp = tmp_path / "g.nf.svg"
+    comp.write_text('<svg xmlns="http://www.w3.org/2000/svg" data-width="100" data-height="100"'
+                    ' data-fps="2" data-duration="1"><rect id="r" x="0" y="0" width="10" '
+                    'height="10"/><script type="application/nanoframes+json">{"animations":[{'
+                    '"target":"#r","keyframes":[{"t":0,"x":0,"transform":{"rotate":5,'
+                    '"center":"auto"}},{"t":0.5,"x":40,"transform":{"rotate":5,'
+                    '"center":"auto"}}]}]}</script></svg>')
+    baker = Baker(parse(comp))
+    for i in range(2):
+        doc_of.append(baker.document(i))
+    pivots = [float(re.search(rb'translate\(([-\d.]+),', d).group(1)) for d in doc_of]
+    assert pivots == [5.0, 45.0]

@@ -13,7 +13,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..composition import Composition, local_name
@@ -30,6 +30,7 @@ from ..geometry import (
     transform_box,
 )
 from ..timeline import needs_auto_center, transform_to_svg, values_for
+from ..transform import TransformParts
 from . import ERROR, WARNING, Finding, finding
 from .timeline import window
 
@@ -92,9 +93,9 @@ class Context:
         """The element's authored transform followed by its animated motion at ``t``."""
         moved, motion = self.animated(el, t)
         m = parse_transform(el.get("transform"))
-        if isinstance(motion, dict):
+        if isinstance(motion, TransformParts):
             if pivot_override == "auto":
-                motion = {**motion, "center": "auto"}
+                motion = replace(motion, center="auto")
             pivot = center(local_box(moved, self.measure)) if needs_auto_center(motion) else None
             m = multiply(m, parse_transform(transform_to_svg(motion, pivot)))
         return m
@@ -263,7 +264,7 @@ def check(ctx: Context) -> Iterator[Finding]:
 def _pivotless_at(motion: Any) -> bool:
     from ..timeline import parse_transform as parts_of
 
-    parts = parts_of(motion)
+    parts = motion if isinstance(motion, TransformParts) else parts_of(motion)
     if parts is None or parts.center is not None:
         return False
     return (parts.rotate != 0.0 and parts.rotate_pivot is None) or parts.scale != (1.0, 1.0)
