@@ -160,11 +160,11 @@ class Film:
 
 # --- across processes ------------------------------------------------------------
 
-def chunks(indices: Sequence[int], jobs: int) -> list[list[int]]:
-    """Contiguous runs (held frames stay together), about 4 per worker for balance."""
+def chunks(indices: Sequence[int], parts: int) -> list[list[int]]:
+    """At most ``parts`` contiguous runs (so held frames stay together)."""
     if not indices:
         return []
-    n = max(1, min(len(indices), jobs * 4))
+    n = max(1, min(len(indices), parts))
     size = -(-len(indices) // n)
     return [list(indices[k:k + size]) for k in range(0, len(indices), size)]
 
@@ -193,6 +193,14 @@ def _worker_film(path: str, root: str | None, dedup: bool) -> Film:
     return film
 
 
+def submit_digests(film: Film, indices: Sequence[int], pool: Executor,
+                   parts: int) -> list[Future]:
+    """Queue a film's frames on worker processes in ``parts`` contiguous runs; the
+    futures' results, concatenated, are the digests in index order."""
+    path, root = str(film.comp.path), str(film.comp.project_root)
+    return [pool.submit(_digest_task, path, root, c, film.dedup) for c in chunks(indices, parts)]
+
+
 def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1,
                  pool: Executor | None = None) -> list[str]:
     """Frame digests in index order, rendered here (jobs=1) or over worker processes."""
@@ -202,9 +210,7 @@ def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     own = pool is None
     pool = pool or worker_pool(jobs)
     try:
-        args = (str(film.comp.path), str(film.comp.project_root), film.dedup)
-        futures = [pool.submit(_digest_task, args[0], args[1], c, args[2])
-                   for c in chunks(indices, jobs)]
+        futures = submit_digests(film, indices, pool, parts=2 * max(jobs, 1))
         return [d for f in futures for d in f.result()]
     finally:
         if own:
@@ -223,7 +229,7 @@ def film_frames(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     with worker_pool(jobs) as pool:
         args = (str(film.comp.path), str(film.comp.project_root), film.dedup)
         pending = []
-        todo = iter(chunks(indices, jobs))
+        todo = iter(chunks(indices, 4 * jobs))
         for c in todo:
             pending.append((c, pool.submit(_frames_task, *args[:2], c, args[2])))
             if len(pending) >= jobs * 2:

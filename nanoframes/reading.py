@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from concurrent.futures import Executor
+from concurrent.futures import Executor, Future
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from .bake import Baker
@@ -16,7 +17,7 @@ from .composition import Composition
 from .config import Config, find_project_root, load_config, relative_key
 from .digest import SHORT, film_digest
 from .errors import NanoframesError
-from .film import Film, film_digests
+from .film import Film, film_digests, submit_digests
 from .identity import (
     Identity,
     fonts_digest,
@@ -113,26 +114,76 @@ def _config_for(path: str | Path, config: Config | None) -> Config:
     return config if config is not None else load_config(find_project_root(Path(path).parent))
 
 
-def read_film(path: str | Path, *, config: Config | None = None, samples: int | None = None,
-              jobs: int = 1, dedup: bool = True, pool: Executor | None = None) -> Reading:
-    """Parse, identify and digest one composition (all frames, or ``samples`` of them)."""
+@dataclass
+class PendingReading:
+    """A reading whose frames are being drawn (here, or on worker processes)."""
+
+    key: str
+    identity: Identity
+    frames: int
+    indices: tuple[int, ...]
+    composition_id: str
+    cost: int                       # frames × pixels: big films are queued first
+    _film: Film | None = None       # drawn here on result(), when there is no pool
+    _futures: list[Future] = field(default_factory=list)
+
+    def submit(self, pool: Executor, parts: int) -> None:
+        assert self._film is not None
+        self._futures = submit_digests(self._film, self.indices, pool, parts)
+        self._film = None  # the workers have it: keep no film alive in this process
+
+    def result(self) -> Reading:
+        if self._film is not None:
+            digests = tuple(film_digests(self._film, self.indices))
+        else:
+            digests = tuple(d for f in self._futures for d in f.result())
+        return Reading(
+            key=self.key,
+            identity=self.identity.as_dict(),
+            toolchain_parts=toolchain_parts(),
+            frames=self.frames,
+            indices=self.indices,
+            frame_digests=digests,
+            digest=film_digest(digests),
+            composition_id=self.composition_id,
+        )
+
+
+def start_reading(path: str | Path, *, config: Config | None = None,
+                  samples: int | None = None, dedup: bool = True) -> PendingReading:
+    """Parse and identify one composition; its frames are drawn by ``result()`` (or on
+    a pool after ``submit``). Errors in the composition itself are raised here."""
     config = _config_for(path, config)
     film = Film.open(path, config.root, dedup=dedup)
     comp = film.comp
-    identity = composition_identity(comp, film.baker)
     indices = (sample_indices(comp.frame_count, samples) if samples
                else tuple(range(comp.frame_count)))
-    digests = tuple(film_digests(film, indices, jobs=jobs, pool=pool))
-    return Reading(
+    return PendingReading(
         key=relative_key(path, config.root),
-        identity=identity.as_dict(),
-        toolchain_parts=toolchain_parts(),
+        identity=composition_identity(comp, film.baker),
         frames=comp.frame_count,
         indices=tuple(indices),
-        frame_digests=digests,
-        digest=film_digest(digests),
         composition_id=comp.id,
+        cost=len(indices) * comp.width * comp.height,
+        _film=film,
     )
+
+
+def read_film(path: str | Path, *, config: Config | None = None, samples: int | None = None,
+              jobs: int = 1, dedup: bool = True, pool: Executor | None = None) -> Reading:
+    """Parse, identify and digest one composition (all frames, or ``samples`` of them)."""
+    pending = start_reading(path, config=config, samples=samples, dedup=dedup)
+    if pool is not None or jobs > 1:
+        film = pending._film
+        digests = tuple(film_digests(film, pending.indices, jobs=jobs, pool=pool))
+        pending._film, pending._futures = None, [_done(digests)]
+    return pending.result()
+
+
+def _done(value) -> Future:
+    future: Future = Future()
+    future.set_result(value)
+    return future
 
 
 def entry_from_reading(reading: Reading) -> Entry:

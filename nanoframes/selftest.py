@@ -151,12 +151,17 @@ class SelftestResult:
         if not bad and not errors:
             summary += ": every variation reproduces the baseline"
         else:
-            names = sorted({v.name for _, v in bad})
-            if names:
-                summary += f": {len(bad)} differing variation{'s' * (len(bad) != 1)} " \
-                           f"({', '.join(names)})"
+            parts = []
+            differ = [v for _, v in bad if v.error is None]
+            failed = [v for _, v in bad if v.error is not None]
+            for found, what in ((differ, "differing"), (failed, "failed")):
+                if found:
+                    names = ", ".join(sorted({v.name for v in found}))
+                    parts.append(f"{len(found)} {what} variation{'s' * (len(found) != 1)} "
+                                 f"({names})")
             if errors:
-                summary += f"; {errors} could not be rendered"
+                parts.append(f"{errors} could not be rendered")
+            summary += ": " + "; ".join(parts)
         out.append(summary)
         return out
 

@@ -17,7 +17,7 @@ from .config import Config, relative_key
 from .errors import NanoframesError
 from .film import worker_pool
 from .ledger import Entry, Ledger, RecordSummary, merge, read_ledger, write_ledger
-from .reading import check_one, entry_from_reading
+from .reading import PendingReading, entry_from_reading, start_reading
 from .verdict import (
     Kind,
     Reading,
@@ -26,6 +26,7 @@ from .verdict import (
     excuse_for,
     excused_list,
     exit_status,
+    judge,
     stale,
 )
 
@@ -116,23 +117,58 @@ def _pool(jobs: int) -> Iterator[Executor | None]:
 
 def _read(paths: list[Path], config: Config, ledger: Ledger, samples: int | None, jobs: int,
           dedup: bool, progress: Progress | None) -> tuple[list[Verdict], dict[str, Reading]]:
+    """Read every composition. With workers, every film is parsed and identified here
+    first and all frames are queued at once (biggest films first, big ones split),
+    so the pool never idles between compositions; verdicts come back in path order."""
     excused = excused_list(config)
     verdicts: list[Verdict] = []
     readings: dict[str, Reading] = {}
     with _pool(jobs) as pool:
+        started: list[tuple[Path, PendingReading | Verdict]] = []
         for path in paths:
-            try:
-                verdict, reading = check_one(path, config=config, ledger=ledger, samples=samples,
-                                             jobs=jobs, dedup=dedup, excused=excused, pool=pool)
-            except OSError as exc:  # e.g. a permission problem: this file only
-                verdict, reading = error(relative_key(path, config.root),
-                                         f"{path}: {exc.strerror or exc}"), None
-            verdicts.append(verdict)
-            if reading is not None:
-                readings[reading.key] = reading
-            if progress:
-                progress(verdict)
+            started.append((path, _start(path, config, samples, dedup)))
+            if pool is None:  # one at a time: nothing but this film in memory
+                verdicts.append(_finish(*started.pop(), config, ledger, excused, readings))
+                if progress:
+                    progress(verdicts[-1])
+        if pool is not None:
+            _queue([p for _, p in started if isinstance(p, PendingReading)], pool, jobs)
+            for path, pending in started:
+                verdicts.append(_finish(path, pending, config, ledger, excused, readings))
+                if progress:
+                    progress(verdicts[-1])
     return verdicts, readings
+
+
+def _start(path: Path, config: Config, samples: int | None,
+           dedup: bool) -> PendingReading | Verdict:
+    try:
+        return start_reading(path, config=config, samples=samples, dedup=dedup)
+    except NanoframesError as exc:
+        return error(relative_key(path, config.root), str(exc))
+    except OSError as exc:  # e.g. a permission problem: this file only
+        return error(relative_key(path, config.root), f"{path}: {exc.strerror or exc}")
+
+
+def _queue(pending: list[PendingReading], pool: Executor, jobs: int) -> None:
+    """Submit biggest first; a film bigger than a fair share is split in contiguous runs."""
+    total = sum(p.cost for p in pending) or 1
+    share = total / (2 * jobs)
+    for item in sorted(pending, key=lambda p: -p.cost):
+        item.submit(pool, parts=max(1, min(2 * jobs, round(item.cost / share))))
+
+
+def _finish(path: Path, started: PendingReading | Verdict, config: Config, ledger: Ledger,
+            excused: dict[str, str], readings: dict[str, Reading]) -> Verdict:
+    if isinstance(started, Verdict):
+        return started
+    try:
+        reading = started.result()
+    except NanoframesError as exc:
+        return error(started.key, str(exc))
+    readings[reading.key] = reading
+    reason = excuse_for(reading.key, excused, reading.composition_id)
+    return judge(reading, ledger.entries.get(reading.key), excused=reason)
 
 
 def _stale(ledger: Ledger, config: Config, seen: set[str]) -> list[tuple[str, Entry]]:

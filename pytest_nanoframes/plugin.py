@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs, xdist
+from . import hookspecs, selftest, xdist
 from .session import State, get_state, install
 
 
@@ -42,6 +42,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "tests/digests.json; ini: nf_ledger, relative to rootdir)")
     group.addoption("--nf-report", dest="nf_report", metavar="PATH", default=None,
                     help="write every verdict as JSON to PATH (ini: nf_report)")
+    selftest.addoption(group)  # --nf-selftest
     parser.addini("nf_check", "check *.nf.svg compositions on every run", type="bool",
                   default=False)
     parser.addini("nf_strict", "changed compositions fail instead of xfailing", type="bool",
@@ -56,6 +57,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     state = install(config)
+    selftest.configure(config)  # --nf-selftest: self-test items of their own
     config.addinivalue_line(
         "markers", "nanoframes: a composition or ledger item of the nanoframes plugin")
     if state.options.active:

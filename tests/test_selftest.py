@@ -185,3 +185,11 @@ def test_inputs_moving_during_the_run_are_not_blamed_on_a_variation(project: Pat
     assert not v["tz"].ok and not v["tz"].differing
     assert "inputs moved during the self-test: source" in (v["tz"].error or "")
     assert not result.ok
+
+
+def test_pytest_nf_selftest_collects_a_selftest_item(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".toml", pyproject="[tool.nanoframes]\n")
+    (pytester.path / "slide.nf.svg").write_text(SLIDE)
+    result = pytester.runpytest_subprocess("--nf-selftest", "--nf-samples", "2", "-rA",
+                                           "-p", "no:cacheprovider", "slide.nf.svg")
+    result.stdout.fnmatch_lines(["PASSED slide.nf.svg::selftest*"])

@@ -13,6 +13,7 @@ from typing import Any
 from ..config import find_project_root, load_config
 from ..progress import Progress
 from ..reading import read_film
+from ..selftest import register_selftest_args, run_selftest_cli
 from ..sweep import check, collect, record
 from ..verdict import Kind, Verdict
 from .common import add_jobs, jobs_value
@@ -28,6 +29,8 @@ modes:
               every run, a match included)
   --record    write fresh readings into the ledger (atomically); a regression
               or a corrupt ledger is not overwritten without --force
+  --selftest  render each composition under variations that must not change a
+              frame (docs/determinism.md) and name any that does; exit 1
 
 With no PATH (or with --all) the sweep covers [tool.nanoframes] compositions
 (default examples/**/*.nf.svg). Ledger keys are relative to the project root.
@@ -64,6 +67,7 @@ def register(sub) -> None:
     p.add_argument("--no-dedup", action="store_false", dest="dedup",
                    help="rasterize held frames again (for benchmarks)")
     add_jobs(p)
+    register_selftest_args(p)
     p.set_defaults(func=run)
 
 
@@ -78,6 +82,8 @@ def _positive(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.selftest:
+        return run_selftest_cli(args)
     if args.force and not args.record:
         print("nanoframes digest: --force only applies to --record", file=sys.stderr)
         return 2

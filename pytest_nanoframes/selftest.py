@@ -1,0 +1,72 @@
+"""``pytest --nf-selftest``: each collected composition becomes a self-test item.
+
+The item runs the library's self-test (``nanoframes.selftest.run_one``, the
+function behind ``nanoframes digest --selftest``): the composition rendered in
+fresh processes under variations that must not change a frame (process layout,
+frame order, worker pool, ThorVG threads, locale, TZ, hash seed,
+de-duplication). It passes when every variation reproduces the baseline and
+fails naming each variation that differs. ``--nf-samples N`` limits every
+variation to N evenly spaced frames. Independent of ``--nf-check``: both may
+be given, and each composition then has a check item and a self-test item.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SUFFIX = ".nf.svg"
+ITEM_NAME = "selftest"
+
+
+def addoption(group: Any) -> None:
+    group.addoption("--nf-selftest", action="store_true", dest="nf_selftest",
+                    help="collect *.nf.svg files as self-test items: render each under "
+                         "variations that must not matter and fail naming any that "
+                         "changes a frame")
+
+
+def configure(config: pytest.Config) -> None:
+    if config.getoption("nf_selftest", False):
+        config.pluginmanager.register(SelftestPlugin(), "nanoframes-selftest")
+
+
+class SelftestFailure(Exception):
+    """``str()`` is the self-test's report."""
+
+
+class SelftestPlugin:
+    def pytest_collect_file(self, file_path: Path, parent: pytest.Collector
+                            ) -> pytest.Collector | None:
+        if file_path.name.endswith(SUFFIX):
+            return SelftestFile.from_parent(parent, path=file_path)
+        return None
+
+
+class SelftestFile(pytest.File):
+    def collect(self) -> Iterator[SelftestItem]:
+        yield SelftestItem.from_parent(self, name=ITEM_NAME)
+
+
+class SelftestItem(pytest.Item):
+    def reportinfo(self) -> tuple[Path, int | None, str]:
+        return self.path, None, f"{self.path.name} (self-test)"
+
+    def runtest(self) -> None:
+        from nanoframes.config import find_project_root, load_config
+        from nanoframes.selftest import run_one
+
+        samples = self.config.getoption("nf_samples", None)
+        config = load_config(find_project_root(self.path.parent))
+        result = run_one(self.path, config, samples=samples)
+        self.user_properties.append(("nf_selftest", "ok" if result.ok else "differs"))
+        if not result.ok:
+            raise SelftestFailure("\n".join(result.lines()))
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style=None):  # type: ignore[override]
+        if isinstance(excinfo.value, SelftestFailure):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
