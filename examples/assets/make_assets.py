@@ -44,7 +44,8 @@ def dunes(w=800, h=500):
     xs = np.linspace(0, 1, w)
     for base, col, amp, freq in layers:
         phase = rng.uniform(0, 6.28)
-        ridge = base + amp * np.sin(xs * freq * 6.28 + phase) + amp * 0.4 * np.sin(xs * freq * 17 + phase * 2)
+        ridge = (base + amp * np.sin(xs * freq * 6.28 + phase)
+                 + amp * 0.4 * np.sin(xs * freq * 17 + phase * 2))
         mask = y >= ridge[None, :]
         shade = np.clip((y - ridge[None, :]) * 3, 0, 0.35)
         colr = np.array(col, float)[None, None, :] * (1 - shade[..., None])
@@ -76,7 +77,8 @@ def product(s=480):
     im.paste(bodyimg, (0, 0), body)
     d = ImageDraw.Draw(im)
     # lid seam and status light
-    d.line([x0 + big * 0.02, big * 0.45, x1 - big * 0.02, big * 0.45], fill=(150, 154, 172, 255), width=6)
+    d.line([x0 + big * 0.02, big * 0.45, x1 - big * 0.02, big * 0.45],
+           fill=(150, 154, 172, 255), width=6)
     d.ellipse([big * 0.485, big * 0.53, big * 0.515, big * 0.56], fill=(72, 220, 160, 255))
     im = im.resize((s, s), Image.LANCZOS)
     im.save(HERE / "product.png")
