@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor
+from concurrent.futures import BrokenExecutor, Executor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -109,6 +109,8 @@ def _pool(jobs: int) -> Iterator[Executor | None]:
         yield None
         return
     pool = worker_pool(jobs)
+    for _ in range(jobs):  # start the workers now: they boot while this process parses
+        pool.submit(int)
     try:
         yield pool
     finally:
@@ -166,6 +168,9 @@ def _finish(path: Path, started: PendingReading | Verdict, config: Config, ledge
         reading = started.result()
     except NanoframesError as exc:
         return error(started.key, str(exc))
+    except BrokenExecutor as exc:  # a worker died (killed, out of memory, a crash)
+        return error(started.key, f"{path}: error[worker-died]: a worker process died while "
+                     f"drawing it ({exc.__class__.__name__})")
     readings[reading.key] = reading
     reason = excuse_for(reading.key, excused, reading.composition_id)
     return judge(reading, ledger.entries.get(reading.key), excused=reason)

@@ -265,3 +265,24 @@ def test_the_console_script_runs(proj: Path) -> None:
                          env=dict(os.environ, EXCUSED_COMPOSITIONS=""))
     assert out.returncode == 0, out.stderr
     assert "2 added" in out.stdout
+
+
+def test_a_worker_that_dies_is_an_error_verdict_not_a_traceback() -> None:
+    """A worker killed mid-film (out of memory, a signal) is that composition's error."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from nanoframes.identity import Identity
+    from nanoframes.ledger import Ledger
+    from nanoframes.reading import PendingReading
+    from nanoframes.sweep import _finish
+    from nanoframes.verdict import Kind
+
+    died: Future = Future()
+    died.set_exception(BrokenProcessPool("a process terminated abruptly"))
+    pending = PendingReading(key="examples/a.nf.svg", identity=Identity("a", "b", "c", "d"),
+                             frames=3, indices=(0, 1, 2), composition_id="a", cost=1,
+                             _futures=[died])
+    verdict = _finish(Path("examples/a.nf.svg"), pending, None, Ledger(Path("x"), {}), {}, {})
+    assert verdict.kind is Kind.ERROR
+    assert "error[worker-died]" in verdict.line()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+from concurrent.futures import BrokenExecutor
 
 from .. import __version__
 from ..errors import NanoframesError
@@ -51,6 +52,9 @@ def main(argv: list[str] | None = None) -> int:
         return int(args.func(args) or 0)
     except NanoframesError as exc:
         print(f"nanoframes: {exc}", file=sys.stderr)
+        return 2
+    except BrokenExecutor as exc:  # a worker process was killed or crashed
+        print(f"nanoframes: error[worker-died]: a worker process died ({exc})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("nanoframes: interrupted", file=sys.stderr)

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, NamedTuple
 
 from ..errors import NanoframesError
-from .style import DEFAULT_WEIGHT, FontRequest
+from .style import DEFAULT_WEIGHT, FontRequest, split_unquoted
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -101,22 +101,8 @@ def parse_family_list(value: str | None) -> list[str]:
     """
     if not value:
         return []
-    parts: list[str] = []
-    buf: list[str] = []
-    quote = ""
-    for ch in value:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == ",":
-            parts.append("".join(buf))
-            buf = []
-            continue
-        buf.append(ch)
-    parts.append("".join(buf))
     names = []
-    for part in parts:
+    for part in split_unquoted(value, ","):
         part = part.strip()
         if part[:1] in ("'", '"'):
             q = part[0]

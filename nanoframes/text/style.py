@@ -39,6 +39,26 @@ class FontRequest:
     size_px: float = DEFAULT_SIZE_PX
 
 
+def split_unquoted(text: str, sep: str) -> list[str]:
+    """Split ``text`` at ``sep`` except inside single or double quotes (CSS lists and
+    declarations); an unterminated quote runs to the end."""
+    parts: list[str] = []
+    buf: list[str] = []
+    quote = ""
+    for ch in text:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch == sep:
+            parts.append("".join(buf))
+            buf = []
+            continue
+        buf.append(ch)
+    parts.append("".join(buf))
+    return parts
+
+
 def parse_style_attr(style: str | None) -> dict[str, str]:
     """``"font-family: 'A; B', serif; font-weight:bold"`` → ``{property: value}``.
 
@@ -49,22 +69,7 @@ def parse_style_attr(style: str | None) -> dict[str, str]:
     out: dict[str, str] = {}
     if not style:
         return out
-    text = _COMMENT.sub(" ", style)
-    parts: list[str] = []
-    buf: list[str] = []
-    quote = ""
-    for ch in text:
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch == ";":
-            parts.append("".join(buf))
-            buf = []
-            continue
-        buf.append(ch)
-    parts.append("".join(buf))
-    for part in parts:
+    for part in split_unquoted(_COMMENT.sub(" ", style), ";"):
         name, sep, value = part.partition(":")
         name = name.strip().lower()
         value = value.strip()
