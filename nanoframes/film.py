@@ -68,15 +68,18 @@ class Film:
         # rendered-document hash -> frame digest, for the whole film: a held frame
         # (or a document that comes back later, as in a loop) is rasterized once
         self._seen: dict[bytes, str | Future] = {}
-        # draw and hash on a second thread where a second CPU is free (not in workers)
+        # draw and hash on other threads where a second CPU is free (not in workers)
         self.draw_thread = (os.cpu_count() or 1) > 1
+        self._slot = 0  # which of this process's two canvases draws (see digests)
+        self._slot_hashes: list[Future | None] = [None, None]
+        self._hashing: ThreadPoolExecutor | None = None
 
     @classmethod
     def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True) -> Film:
         return cls(parse(path, project_root), dedup=dedup)
 
     def _prepare(self):
-        rast = get_rasterizer()
+        rast = get_rasterizer(self._slot)
         if not self._registered:
             from .text.fonts import face_bytes
 
@@ -116,14 +119,18 @@ class Film:
     def digests(self, indices: Iterable[int] | None = None) -> list[str]:
         """Full frame digests, in the order of ``indices``.
 
-        With ``draw_thread`` a second thread rasterizes and hashes (ThorVG and
-        hashlib release the GIL) while this one bakes the next documents. The
-        second thread draws every frame, in order, on one canvas, so the digests
-        are those of the serial path (the self-test compares the two).
+        With ``draw_thread`` this is a three-stage pipeline: this thread bakes,
+        a drawing thread rasterizes every frame in order (ThorVG releases the
+        GIL), alternating between two canvases, and a hashing thread hashes each
+        canvas in place (hashlib releases the GIL) while the next frame draws on
+        the other. The pixels and digests are those of the serial path (the
+        self-test compares the two).
         """
         out: list[str | Future] = []
         pending: deque[Future] = deque()
         drawer = ThreadPoolExecutor(1) if self.draw_thread else None
+        hasher = ThreadPoolExecutor(1) if self.draw_thread else None
+        self._hashing = hasher
         try:
             for i in self.indices(indices):
                 doc = self.document(i)
@@ -131,31 +138,47 @@ class Film:
                 digest = self._seen.get(key) if self.dedup else None
                 if digest is None:
                     if drawer is None:
-                        digest = self._draw_digest(doc)
+                        digest = frame_digest(self.raster(doc))
                     else:
-                        digest = drawer.submit(self._draw_digest, doc)
+                        digest = drawer.submit(self._draw_then_hash, doc)
                         pending.append(digest)
                         if len(pending) > 8:  # bound the documents waiting to be drawn
                             pending.popleft().result()
                     if self.dedup:
                         self._seen[key] = digest
                 out.append(digest)
-            done = [d.result() if isinstance(d, Future) else d for d in out]
+            done = [_settled(d) for d in out]
         finally:
-            if drawer is not None:
-                drawer.shutdown(wait=True)
+            for pool in (drawer, hasher):
+                if pool is not None:
+                    pool.shutdown(wait=True)
+            self._hashing, self._slot_hashes = None, [None, None]
         for key, value in self._seen.items():
-            if isinstance(value, Future):
-                self._seen[key] = value.result()
+            self._seen[key] = _settled(value)
         return done
 
-    def _draw_digest(self, doc: bytes) -> str:
-        return frame_digest(self.raster(doc))
+    def _draw_then_hash(self, doc: bytes) -> Future:
+        """(drawing thread) Draw on the next canvas once its last frame is hashed."""
+        slot = self._slot ^ 1
+        previous = self._slot_hashes[slot]
+        if previous is not None:
+            previous.result()  # that canvas still holds a frame being hashed
+        self._slot = slot
+        future = self._hashing.submit(frame_digest, self.raster(doc))
+        self._slot_hashes[slot] = future
+        return future
 
     def indices(self, indices: Iterable[int] | None) -> list[int]:
         if indices is None:
             return list(range(self.comp.frame_count))
         return list(indices)
+
+
+def _settled(value):
+    """A digest, waiting for the futures of the pipeline in ``Film.digests``."""
+    while isinstance(value, Future):
+        value = value.result()
+    return value
 
 
 # --- across processes ------------------------------------------------------------

@@ -281,13 +281,14 @@ class Rasterizer:
         return (x, y - size_px, w, h)
 
 
-_singleton: tuple[int, Rasterizer] | None = None
+_instances: dict[int, tuple[int, Rasterizer]] = {}
 
 
-def get_rasterizer() -> Rasterizer:
-    """This process's rasterizer (a fresh one after a fork)."""
-    global _singleton
+def get_rasterizer(slot: int = 0) -> Rasterizer:
+    """This process's rasterizer (a fresh one after a fork). ``slot`` 1 is a second
+    canvas with its own buffer, so one frame can be hashed while the next draws."""
     pid = os.getpid()
-    if _singleton is None or _singleton[0] != pid:
-        _singleton = (pid, Rasterizer())
-    return _singleton[1]
+    held = _instances.get(slot)
+    if held is None or held[0] != pid:
+        held = _instances[slot] = (pid, Rasterizer())
+    return held[1]

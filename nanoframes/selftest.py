@@ -18,6 +18,7 @@ itself); the order variations reorder the compositions as well as the frames:
 | tz | ``TZ`` set to another zone (Pacific/Chatham, +12:45) |
 | hash-seed | ``PYTHONHASHSEED`` 0 vs 1729 (set and dict-of-str iteration order) |
 | dedup-off | held frames rasterized again instead of reused |
+| pipeline-off | one thread bakes, draws and hashes (no drawing and hashing threads) |
 
 Every worker applies its environment's locale to all categories
 (``setlocale(LC_ALL, "")``) and runs with ``PYTHONHASHSEED=0`` unless the
@@ -61,6 +62,7 @@ VARIATIONS = (
     "tz",
     "hash-seed",
     "dedup-off",
+    "pipeline-off",
 )
 DEFAULT_PER_FRAME = 8  # frames given a process each in fresh-process-per-frame
 BASE_HASH_SEED = "0"
@@ -228,6 +230,7 @@ class _Job:
     env: Mapping[str, str]
     dedup: bool = True
     jobs: int = 1
+    pipeline: bool = True
 
 
 def _jobs_for(targets: Sequence[_Target], per_frame: int, base_env: Mapping[str, str],
@@ -279,6 +282,8 @@ def _jobs_for(targets: Sequence[_Target], per_frame: int, base_env: Mapping[str,
             notes[name] = f"PYTHONHASHSEED {BASE_HASH_SEED} vs {OTHER_HASH_SEED}"
         elif name == "dedup-off":
             jobs.append(_Job(name, forward, env, dedup=False))
+        elif name == "pipeline-off":
+            jobs.append(_Job(name, forward, env, pipeline=False))
         else:
             raise ValueError(f"unknown self-test variation {name!r}; "
                              f"known: {', '.join(VARIATIONS)}")
@@ -301,7 +306,7 @@ def _run_job(job: _Job, targets: Sequence[_Target], root: Path, setup: str | Non
              timeout: float) -> dict[str, Any]:
     spec = {"root": str(root), "paths": [str(t.path) for t in targets],
             "segments": [[n, list(ix)] for n, ix in job.segments],
-            "dedup": job.dedup, "jobs": job.jobs, "setup": setup}
+            "dedup": job.dedup, "jobs": job.jobs, "pipeline": job.pipeline, "setup": setup}
     try:
         proc = subprocess.run([sys.executable, "-m", "nanoframes.selftest", "--worker"],
                               input=json.dumps(spec), capture_output=True, text=True,
@@ -526,6 +531,7 @@ def _worker(spec: Mapping[str, Any]) -> dict[str, Any]:
     for n in sorted(used):
         try:
             films[n] = Film.open(spec["paths"][n], root, dedup=dedup)
+            films[n].draw_thread &= bool(spec.get("pipeline", True))
             ident = composition_identity(films[n].comp, films[n].baker).as_dict()
             info[n] = {"identity": ident}
         except NanoframesError as exc:

@@ -108,3 +108,16 @@ def test_static_film_is_one_raster(tmp_path: Path) -> None:
     assert not first.flags.writeable  # shared between held frames: read-only
     assert all(np.array_equal(f, first) for _, f in frames)
     assert frame_digest(first) == hashlib.sha256(first.tobytes()).hexdigest()
+
+
+@pytest.mark.parametrize("name", ["spinner-loop", "bar-chart", "nested-grid"])
+def test_the_threaded_pipeline_gives_the_serial_digests(name: str) -> None:
+    """Bake | draw on two alternating canvases | hash: the same bytes as one thread
+    doing all three, held frames (de-duplication) included."""
+    path = Path(__file__).resolve().parents[1] / "examples" / f"{name}.nf.svg"
+    threaded, serial = Film.open(path), Film.open(path)
+    threaded.draw_thread, serial.draw_thread = True, False
+    assert threaded.digests() == serial.digests()
+    undeduplicated = Film.open(path, dedup=False)
+    undeduplicated.draw_thread = True
+    assert undeduplicated.digests() == serial.digests()

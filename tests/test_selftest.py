@@ -94,7 +94,7 @@ def test_order_dependent_hook_is_caught_by_name(project: Path) -> None:
     assert v["fresh-process-per-frame"].differing == (4, 7)
     # ... what keeps the order does not.
     for name in ("threads-0", "threads-1", "threads-2", "locale", "tz", "hash-seed",
-                 "dedup-off"):
+                 "dedup-off", "pipeline-off"):
         assert v[name].ok, name
     lines = "\n".join(result.lines())
     assert "DIFF  reversed-order" in lines and "first at frame 0" in lines
