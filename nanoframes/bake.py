@@ -10,6 +10,7 @@ crashes ThorVG), an unresolved family list or an external reference.
 from __future__ import annotations
 
 import copy
+import functools
 import re
 from collections.abc import Callable
 
@@ -131,6 +132,8 @@ class Baker:
         self._cached_template = None
         self._pivots: dict[int, tuple[float, float] | None] = {}
         self._embedded: set[int] = set()  # dynamic images whose data URI the template holds
+        self._spans: dict[int, tuple[int, ...]] = {}  # see _clipped_spans
+        self._static_geometry: dict[int, bool] = {}  # see _pivot
         # elements whose authored colours may carry alpha to fold (the rest skip it)
         self._colours = [el.get("style") is not None or any(
             not _plain_hex(el.get(prop)) for prop in COLOR_OPACITY if el.get(prop) is not None)
@@ -190,10 +193,14 @@ class Baker:
             return True
         return local_name(el) == "image" and is_composition_href(el.get(HREF) or el.get(XHREF))
 
-    def _clipped_spans(self, i: int) -> list[int]:
-        """Offsets (among the text's descendants) of spans with a presence window."""
-        count = sum(1 for _ in self.comp.elements[i].iterdescendants(etree.Element))
-        return [k for k in range(count) if self.presence[i + 1 + k] is not None]
+    def _clipped_spans(self, i: int) -> tuple[int, ...]:
+        """Offsets (among the text's descendants) of spans with a presence window
+        (worked out once per element: it is asked per frame)."""
+        if i not in self._spans:
+            count = sum(1 for _ in self.comp.elements[i].iterdescendants(etree.Element))
+            self._spans[i] = tuple(k for k in range(count)
+                                   if self.presence[i + 1 + k] is not None)
+        return self._spans[i]
 
     def _template(self):
         """The document with every time-independent element already resolved, and
@@ -277,7 +284,9 @@ class Baker:
         if i in self._pivots:
             return self._pivots[i]
         pivot = center(local_box(el, self._measure_text))
-        if self._geometry_is_static(i):
+        if i not in self._static_geometry:
+            self._static_geometry[i] = self._geometry_is_static(i)
+        if self._static_geometry[i]:
             self._pivots[i] = pivot
         return pivot
 
@@ -327,7 +336,7 @@ class Baker:
         """Renderer-exact ink box of a <text> in its own user space (fit, wrap and
         anchor applied), with the frame's text for a frame-text element."""
         if not any(el.get(name) is not None for name in LAYOUT_ATTRS):
-            face = self._faces_by_name().get(el.get("font-family", ""))
+            face = self._faces_by_name.get(el.get("font-family", ""))
             if face is not None:  # already laid out (static text, or a wrapped line)
                 ink = self.layout.measurer.ink(face, _float(el, "font-size", 16.0),
                                                text_content(el))
@@ -342,6 +351,7 @@ class Baker:
         box = self.layout.box(idx, el, text)
         return None if box is None else (box.x, box.y, box.x + box.w, box.y + box.h)
 
+    @functools.cached_property
     def _faces_by_name(self) -> dict[str, Face]:
         return {face.name: face for face in self.faces()}
 
