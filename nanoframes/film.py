@@ -1,10 +1,9 @@
 """Frames of a composition: rendering, de-duplication, worker processes, writers.
 
-One rasterizer per process. Parallelism is worker processes started with
-``forkserver`` (Linux) or ``spawn``, never ``fork`` after ThorVG is loaded: a
-forked child can hang in ``Canvas.update`` (THORVG.md). Each worker parses the
-composition itself and renders a contiguous run of frames; results come back
-in frame order, so a film's bytes do not depend on the worker count.
+One rasterizer per process. Parallelism is worker processes (``workers.py``:
+never ``fork`` after ThorVG is loaded). Each worker parses the composition
+itself and renders a contiguous run of frames; results come back in frame
+order, so a film's bytes do not depend on the worker count.
 
 De-duplication: a held frame is free. The rendered document is hashed and a
 document already rasterized in this film is not rasterized again.
@@ -13,44 +12,23 @@ document already rasterized in this film is not rasterized again.
 from __future__ import annotations
 
 import hashlib
-import multiprocessing
 import os
-import sys
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
 
+from . import workers
 from .bake import Baker
 from .composition import Composition, parse
 from .digest import frame_digest
 from .raster import get_rasterizer
+from .workers import worker_pool
 
 _HELD = 8  # frames kept for de-duplication when frames themselves are returned
-
-
-def pool_context():
-    """forkserver where it exists (cheap starts, no fork of a ThorVG process), else spawn."""
-    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
-    return multiprocessing.get_context(method)
-
-
-def worker_pool(jobs: int) -> ProcessPoolExecutor:
-    ctx = pool_context()
-    if ctx.get_start_method() == "forkserver":
-        # Import (not initialise) the renderer once in the server, so each worker
-        # starts warm. No ThorVG engine exists there yet, so forking it is safe.
-        ctx.set_forkserver_preload(["nanoframes.film"])
-    return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init)
-
-
-def _worker_init() -> None:
-    # Workers inherit the parent's environment (thread count, locale); they must
-    # not print progress or read stdin.
-    sys.stdin = open(os.devnull)  # noqa: SIM115
 
 
 @dataclass
@@ -212,16 +190,19 @@ def _worker_film(path: str, root: str | None, dedup: bool) -> Film:
     if film is None:
         _worker_films.clear()  # one composition at a time per worker: bounded memory
         film = _worker_films[key] = Film.open(path, Path(root) if root else None, dedup)
-        film.draw_thread = False  # the pool already keeps every CPU busy
+        # pipeline only where this worker has a second CPU to itself; otherwise
+        # the pool alone keeps every CPU busy (the bytes are the same either way)
+        film.draw_thread = workers.threads_to_spare
     return film
 
 
-def submit_digests(film: Film, indices: Sequence[int], pool: Executor,
-                   parts: int) -> list[Future]:
-    """Queue a film's frames on worker processes in ``parts`` contiguous runs; the
-    futures' results, concatenated, are the digests in index order."""
-    path, root = str(film.comp.path), str(film.comp.project_root)
-    return [pool.submit(_digest_task, path, root, c, film.dedup) for c in chunks(indices, parts)]
+def submit_digests(comp: Composition, indices: Sequence[int], pool: Executor, parts: int,
+                   dedup: bool = True) -> list[Future]:
+    """Queue a composition's frames on worker processes in ``parts`` contiguous runs;
+    the futures' results, concatenated, are the digests in index order. Each
+    worker parses the file itself: nothing big crosses a process boundary."""
+    path, root = str(comp.path), str(comp.project_root)
+    return [pool.submit(_digest_task, path, root, c, dedup) for c in chunks(indices, parts)]
 
 
 def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1,
@@ -233,7 +214,7 @@ def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     own = pool is None
     pool = pool or worker_pool(jobs)
     try:
-        futures = submit_digests(film, indices, pool, parts=2 * max(jobs, 1))
+        futures = submit_digests(film.comp, indices, pool, 2 * max(jobs, 1), film.dedup)
         return [d for f in futures for d in f.result()]
     finally:
         if own:

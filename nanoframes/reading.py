@@ -123,13 +123,16 @@ class PendingReading:
     frames: int
     indices: tuple[int, ...]
     composition_id: str
-    cost: int                       # frames × pixels: big films are queued first
     _film: Film | None = None       # drawn here on result(), when there is no pool
     _futures: list[Future] = field(default_factory=list)
 
     def submit(self, pool: Executor, parts: int) -> None:
         assert self._film is not None
-        self._futures = submit_digests(self._film, self.indices, pool, parts)
+        self.attach(submit_digests(self._film.comp, self.indices, pool, parts, self._film.dedup))
+
+    def attach(self, futures: list[Future]) -> None:
+        """Take the frames from ``futures`` (``submit_digests``) instead of drawing here."""
+        self._futures = futures
         self._film = None  # the workers have it: keep no film alive in this process
 
     def result(self) -> Reading:
@@ -149,22 +152,29 @@ class PendingReading:
         )
 
 
+def frames_to_read(comp: Composition, samples: int | None) -> tuple[int, ...]:
+    """The frame indices a reading digests: every frame, or ``samples`` of them."""
+    if samples:
+        return sample_indices(comp.frame_count, samples)
+    return tuple(range(comp.frame_count))
+
+
 def start_reading(path: str | Path, *, config: Config | None = None,
-                  samples: int | None = None, dedup: bool = True) -> PendingReading:
-    """Parse and identify one composition; its frames are drawn by ``result()`` (or on
-    a pool after ``submit``). Errors in the composition itself are raised here."""
+                  samples: int | None = None, dedup: bool = True,
+                  comp: Composition | None = None) -> PendingReading:
+    """Parse (unless ``comp`` is given) and identify one composition; its frames are
+    drawn by ``result()`` (or on a pool after ``submit``/``attach``). Errors in the
+    composition itself are raised here."""
     config = _config_for(path, config)
-    film = Film.open(path, config.root, dedup=dedup)
+    film = Film(comp, dedup=dedup) if comp is not None else Film.open(path, config.root, dedup)
     comp = film.comp
-    indices = (sample_indices(comp.frame_count, samples) if samples
-               else tuple(range(comp.frame_count)))
+    indices = frames_to_read(comp, samples)
     return PendingReading(
         key=relative_key(path, config.root),
         identity=composition_identity(comp, film.baker),
         frames=comp.frame_count,
         indices=tuple(indices),
         composition_id=comp.id,
-        cost=len(indices) * comp.width * comp.height,
         _film=film,
     )
 

@@ -9,15 +9,16 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import BrokenExecutor, Executor
+from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .composition import Composition, parse
 from .config import Config, relative_key
 from .errors import NanoframesError
-from .film import worker_pool
+from .film import submit_digests
 from .ledger import Entry, Ledger, RecordSummary, merge, read_ledger, write_ledger
-from .reading import PendingReading, entry_from_reading, start_reading
+from .reading import PendingReading, entry_from_reading, frames_to_read, start_reading
 from .verdict import (
     Kind,
     Reading,
@@ -29,6 +30,7 @@ from .verdict import (
     judge,
     stale,
 )
+from .workers import worker_pool
 
 SUFFIX = ".nf.svg"
 
@@ -104,76 +106,111 @@ class RecordResult:
 
 
 @contextlib.contextmanager
-def _pool(jobs: int) -> Iterator[Executor | None]:
+def _pool(jobs: int, root: Path) -> Iterator[Executor | None]:
     if jobs <= 1:
         yield None
         return
-    pool = worker_pool(jobs)
-    for _ in range(jobs):  # start the workers now: they boot while this process parses
-        pool.submit(int)
+    pool = worker_pool(jobs, root)  # already booting while this process parses
     try:
         yield pool
     finally:
         pool.shutdown(cancel_futures=True)
 
 
+def readings(paths: list[Path], config: Config, *, samples: int | None = None, jobs: int = 1,
+             dedup: bool = True) -> Iterator[tuple[Path, Reading | Verdict]]:
+    """Each composition's fresh reading, or its error verdict, in path order.
+
+    Alone, one film at a time: nothing but that film in memory. With workers,
+    every file is parsed here and all frames are queued at once (biggest films
+    first, big ones split), so the pool never idles between compositions; the
+    identities are worked out here while the workers draw. One bad composition
+    never stops the rest.
+    """
+    with _pool(jobs, config.root) as pool:
+        if pool is None:
+            for path in paths:
+                yield path, _result(path, _start(path, config, samples, dedup))
+            return
+        parsed = [(path, _parse(path, config)) for path in paths]
+        queued = _queue([c for _, c in parsed if isinstance(c, Composition)], pool, jobs,
+                        samples, dedup)
+        for path, comp in parsed:
+            if isinstance(comp, Verdict):
+                yield path, comp
+                continue
+            started = _start(path, config, samples, dedup, comp)
+            if isinstance(started, Verdict):  # e.g. a missing image: drop its frames
+                for future in queued[id(comp)]:
+                    future.cancel()
+            else:
+                started.attach(queued[id(comp)])
+            yield path, _result(path, started)
+
+
 def _read(paths: list[Path], config: Config, ledger: Ledger, samples: int | None, jobs: int,
           dedup: bool, progress: Progress | None) -> tuple[list[Verdict], dict[str, Reading]]:
-    """Read every composition. With workers, every film is parsed and identified here
-    first and all frames are queued at once (biggest films first, big ones split),
-    so the pool never idles between compositions; verdicts come back in path order."""
+    """Read and judge every composition; verdicts come back in path order."""
     excused = excused_list(config)
     verdicts: list[Verdict] = []
-    readings: dict[str, Reading] = {}
-    with _pool(jobs) as pool:
-        started: list[tuple[Path, PendingReading | Verdict]] = []
-        for path in paths:
-            started.append((path, _start(path, config, samples, dedup)))
-            if pool is None:  # one at a time: nothing but this film in memory
-                verdicts.append(_finish(*started.pop(), config, ledger, excused, readings))
-                if progress:
-                    progress(verdicts[-1])
-        if pool is not None:
-            _queue([p for _, p in started if isinstance(p, PendingReading)], pool, jobs)
-            for path, pending in started:
-                verdicts.append(_finish(path, pending, config, ledger, excused, readings))
-                if progress:
-                    progress(verdicts[-1])
-    return verdicts, readings
+    found: dict[str, Reading] = {}
+    for _, got in readings(paths, config, samples=samples, jobs=jobs, dedup=dedup):
+        if isinstance(got, Reading):
+            found[got.key] = got
+            reason = excuse_for(got.key, excused, got.composition_id)
+            got = judge(got, ledger.entries.get(got.key), excused=reason)
+        verdicts.append(got)
+        if progress:
+            progress(got)
+    return verdicts, found
 
 
-def _start(path: Path, config: Config, samples: int | None,
-           dedup: bool) -> PendingReading | Verdict:
-    try:
-        return start_reading(path, config=config, samples=samples, dedup=dedup)
-    except NanoframesError as exc:
+def _failed(path: Path, config: Config, exc: Exception) -> Verdict:
+    if isinstance(exc, NanoframesError):
         return error(relative_key(path, config.root), str(exc))
-    except OSError as exc:  # e.g. a permission problem: this file only
-        return error(relative_key(path, config.root), f"{path}: {exc.strerror or exc}")
+    # e.g. a permission problem (OSError): this file only
+    return error(relative_key(path, config.root), f"{path}: {exc.strerror or exc}")
 
 
-def _queue(pending: list[PendingReading], pool: Executor, jobs: int) -> None:
-    """Submit biggest first; a film bigger than a fair share is split in contiguous runs."""
-    total = sum(p.cost for p in pending) or 1
-    share = total / (2 * jobs)
-    for item in sorted(pending, key=lambda p: -p.cost):
-        item.submit(pool, parts=max(1, min(2 * jobs, round(item.cost / share))))
+def _parse(path: Path, config: Config) -> Composition | Verdict:
+    try:
+        return parse(path, config.root)
+    except (NanoframesError, OSError) as exc:
+        return _failed(path, config, exc)
 
 
-def _finish(path: Path, started: PendingReading | Verdict, config: Config, ledger: Ledger,
-            excused: dict[str, str], readings: dict[str, Reading]) -> Verdict:
+def _start(path: Path, config: Config, samples: int | None, dedup: bool,
+           comp: Composition | None = None) -> PendingReading | Verdict:
+    try:
+        return start_reading(path, config=config, samples=samples, dedup=dedup, comp=comp)
+    except (NanoframesError, OSError) as exc:
+        return _failed(path, config, exc)
+
+
+def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | None,
+           dedup: bool) -> dict[int, list[Future]]:
+    """Submit biggest first (frames × pixels); a film bigger than a fair share is
+    split in contiguous runs. Returns each composition's futures by ``id``."""
+    frames = {id(c): frames_to_read(c, samples) for c in comps}
+    cost = {id(c): len(frames[id(c)]) * c.width * c.height for c in comps}
+    share = (sum(cost.values()) or 1) / (2 * jobs)
+    queued: dict[int, list[Future]] = {}
+    for comp in sorted(comps, key=lambda c: -cost[id(c)]):
+        parts = max(1, min(2 * jobs, round(cost[id(comp)] / share)))
+        queued[id(comp)] = submit_digests(comp, frames[id(comp)], pool, parts, dedup)
+    return queued
+
+
+def _result(path: Path, started: PendingReading | Verdict) -> Reading | Verdict:
     if isinstance(started, Verdict):
         return started
     try:
-        reading = started.result()
+        return started.result()
     except NanoframesError as exc:
         return error(started.key, str(exc))
     except BrokenExecutor as exc:  # a worker died (killed, out of memory, a crash)
         return error(started.key, f"{path}: error[worker-died]: a worker process died while "
                      f"drawing it ({exc.__class__.__name__})")
-    readings[reading.key] = reading
-    reason = excuse_for(reading.key, excused, reading.composition_id)
-    return judge(reading, ledger.entries.get(reading.key), excused=reason)
 
 
 def _stale(ledger: Ledger, config: Config, seen: set[str]) -> list[tuple[str, Entry]]:

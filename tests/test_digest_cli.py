@@ -273,16 +273,15 @@ def test_a_worker_that_dies_is_an_error_verdict_not_a_traceback() -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     from nanoframes.identity import Identity
-    from nanoframes.ledger import Ledger
     from nanoframes.reading import PendingReading
-    from nanoframes.sweep import _finish
+    from nanoframes.sweep import _result
     from nanoframes.verdict import Kind
 
     died: Future = Future()
     died.set_exception(BrokenProcessPool("a process terminated abruptly"))
     pending = PendingReading(key="examples/a.nf.svg", identity=Identity("a", "b", "c", "d"),
-                             frames=3, indices=(0, 1, 2), composition_id="a", cost=1,
+                             frames=3, indices=(0, 1, 2), composition_id="a",
                              _futures=[died])
-    verdict = _finish(Path("examples/a.nf.svg"), pending, None, Ledger(Path("x"), {}), {}, {})
+    verdict = _result(Path("examples/a.nf.svg"), pending)
     assert verdict.kind is Kind.ERROR
     assert "error[worker-died]" in verdict.line()

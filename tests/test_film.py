@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 from nanoframes.digest import frame_digest
-from nanoframes.film import Film, chunks, film_digests, film_frames, pool_context, worker_pool
+from nanoframes.film import Film, chunks, film_digests, film_frames
+from nanoframes.workers import pool_context, spare_threads, worker_pool
 
 NS = "http://www.w3.org/2000/svg"
 TIMELINE = 'type="application/nanoframes+json"'
@@ -65,6 +67,39 @@ def test_jobs_2_digests_identical_to_jobs_1(comp_path: Path, serial: list[bytes]
         assert film_digests(film, jobs=2, pool=pool) == one
         assert film_digests(film, [11, 3, 3, 0], jobs=2, pool=pool) == [one[i] for i in
                                                                         (11, 3, 3, 0)]
+
+
+@pytest.mark.parametrize("pipeline", [True, False])
+def test_workers_digests_identical_with_or_without_their_pipeline(
+        comp_path: Path, serial: list[bytes], pipeline: bool) -> None:
+    # Workers pipeline where each has two CPUs to itself (workers.spare_threads):
+    # forced here both ways, since this machine may have too few CPUs to choose it.
+    film = Film.open(comp_path)
+    with worker_pool(2, pipeline=pipeline) as pool:
+        assert pool.submit(eval, "__import__('nanoframes.workers').workers.threads_to_spare"
+                           ).result() is pipeline  # the worker really runs that way
+        assert film_digests(film, jobs=2, pool=pool) == [hashlib.sha256(f).hexdigest()
+                                                         for f in serial]
+
+
+def test_spare_threads_needs_two_cpus_per_worker(monkeypatch) -> None:
+    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    assert spare_threads(2) and not spare_threads(3)
+
+
+def test_a_prestarted_pool_is_taken_once_and_discarded_if_unused() -> None:
+    from nanoframes import workers
+
+    workers.prestart(2)
+    pool = workers.worker_pool(2)
+    try:
+        assert pool.submit(int, "7").result() == 7
+        assert 2 not in workers._prestarted  # taken: the next caller gets a new pool
+    finally:
+        pool.shutdown()
+    workers.prestart(2)
+    workers.discard_prestarted()
+    assert not workers._prestarted
 
 
 def test_jobs_2_frames_identical_to_jobs_1(comp_path: Path, serial: list[bytes]) -> None:

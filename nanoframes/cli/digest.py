@@ -7,14 +7,14 @@ import json
 import os
 import sys
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..config import find_project_root, load_config
 from ..progress import Progress
-from ..reading import read_film
 from ..selftest import register_selftest_args, run_selftest_cli
-from ..sweep import check, collect, record
+from ..sweep import check, collect, readings, record
 from ..verdict import Kind, Verdict
 from .common import add_jobs, jobs_value
 
@@ -105,7 +105,7 @@ def run(args: argparse.Namespace) -> int:
             status = sweep.exit_status
             out = _check_output(sweep.verdicts, args.json)
         else:
-            status, out = _plain(targets, config, args, jobs)
+            status, out = _plain(targets, config, args, jobs, bar.advance)
     if args.json:
         out["exit_status"] = status
         out["ledger"] = os.fspath(ledger)
@@ -179,27 +179,18 @@ def _record_output(result, as_json: bool) -> dict[str, Any]:
     return {}
 
 
-def _plain(targets: list[Path], config, args: argparse.Namespace, jobs: int
-           ) -> tuple[int, dict[str, Any]]:
-    """Digests only: no ledger read, nothing judged."""
-    from ..config import relative_key
-    from ..errors import NanoframesError
-    from ..film import worker_pool
-
+def _plain(targets: list[Path], config, args: argparse.Namespace, jobs: int,
+           advance: Callable[[], None]) -> tuple[int, dict[str, Any]]:
+    """Digests only: no ledger read, nothing judged. Scheduled like --check."""
     rows: list[dict[str, Any]] = []
     status = 0
-    pool = worker_pool(jobs) if jobs > 1 else None
-    try:
-        for path in targets:
-            try:
-                r = read_film(path, config=config, samples=args.samples, jobs=jobs,
-                              dedup=args.dedup, pool=pool)
-            except NanoframesError as exc:
-                status = 2
-                rows.append({"key": relative_key(path, config.root), "error": str(exc)})
-                if not args.json:
-                    print(f"ERROR {rows[-1]['key']}: {exc}")
-                continue
+    for _, r in readings(targets, config, samples=args.samples, jobs=jobs, dedup=args.dedup):
+        if isinstance(r, Verdict):  # could not be read or rendered
+            status = 2
+            rows.append({"key": r.key, "error": r.error})
+            if not args.json:
+                print(f"ERROR {r.key}: {r.error}")
+        else:
             rows.append({"key": r.key, "digest": r.digest, "frames": r.frames,
                          "sampled": r.sampled, "indices": list(r.indices),
                          "identity": dict(r.identity), "frame_digests": list(r.frame_digests)})
@@ -207,7 +198,5 @@ def _plain(targets: list[Path], config, args: argparse.Namespace, jobs: int
                 extent = (f"{len(r.indices)} of {r.frames} frames sampled" if r.sampled
                           else f"{r.frames} frames")
                 print(f"{r.digest}  {r.key}  ({extent})")
-    finally:
-        if pool is not None:
-            pool.shutdown()
+        advance()
     return status, {"mode": "digest", "compositions": rows}

@@ -1,0 +1,119 @@
+"""Worker processes: how they start, and starting them before they are needed.
+
+Parallelism is processes started with ``forkserver`` (Linux) or ``spawn``,
+never ``fork`` after ThorVG is loaded: a forked child can hang in
+``Canvas.update`` (THORVG.md). This module imports nothing heavy, so the
+command line can start a pool first thing (``prestart``) and the workers boot
+(interpreter, imports, engine, font book: about 0.3 s) on the other CPUs while
+this process is still importing the library and parsing compositions.
+
+What a worker draws does not depend on when or where it started: every worker
+renders whole frames with its own engine, and results are put back in frame
+order by the caller.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import sys
+import threading
+from concurrent.futures import Future, ProcessPoolExecutor
+from pathlib import Path
+
+# Modules the forkserver imports once (no ThorVG engine exists there yet, so
+# forking it is safe); each worker then starts with the renderer imported.
+PRELOAD = ["nanoframes.film", "nanoframes.text.fonts", "fontTools.ttLib.ttFont",
+           "fontTools.ttLib.tables._n_a_m_e", "fontTools.ttLib.tables.O_S_2f_2"]
+
+# Set in each worker by its initializer: whether it has a second CPU to itself
+# for the drawing and hashing threads of ``Film.digests``.
+threads_to_spare = False
+
+# jobs -> a pool being started on a thread (starting one waits for the
+# forkserver's imports, about 0.2 s, which the caller should not wait for)
+_prestarted: dict[int, Future] = {}
+
+
+def pool_context():
+    """forkserver where it exists (cheap starts, no fork of a ThorVG process), else spawn."""
+    method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
+    return multiprocessing.get_context(method)
+
+
+def spare_threads(jobs: int) -> bool:
+    """Each of ``jobs`` workers may pipeline (3 threads, about 1.5 CPUs) when the
+    machine has at least two CPUs per worker; otherwise the pool alone fills them."""
+    return (os.cpu_count() or 1) >= 2 * jobs
+
+
+def _new_pool(jobs: int, root: Path | None, pipeline: bool | None = None
+              ) -> ProcessPoolExecutor:
+    ctx = pool_context()
+    if ctx.get_start_method() == "forkserver":
+        ctx.set_forkserver_preload(PRELOAD)
+    spare = spare_threads(jobs) if pipeline is None else pipeline
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                               initargs=(str(root) if root else None, spare))
+    for _ in range(jobs):  # start every worker now, not at the first real task
+        pool.submit(int)
+    return pool
+
+
+def prestart(jobs: int, root: Path | None = None) -> None:
+    """Start a pool of ``jobs`` workers now; the next ``worker_pool(jobs)`` takes it.
+
+    Only a head start: a pool nobody takes is shut down at exit like any other.
+    """
+    if jobs > 1 and jobs not in _prestarted:
+        starting: Future = Future()
+
+        def start() -> None:
+            try:
+                starting.set_result(_new_pool(jobs, root))
+            except BaseException as exc:  # noqa: BLE001 - handed to whoever takes the pool
+                starting.set_exception(exc)
+
+        threading.Thread(target=start, name="nanoframes-prestart", daemon=True).start()
+        _prestarted[jobs] = starting
+
+
+def worker_pool(jobs: int, root: Path | None = None, pipeline: bool | None = None
+                ) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` worker processes, already starting (the prestarted one if any).
+
+    ``root``, when known, is the project whose font book the workers load while
+    they boot. ``pipeline`` forces the workers' drawing and hashing threads on
+    or off (default: ``spare_threads``). The caller shuts the pool down.
+    """
+    starting = _prestarted.pop(jobs, None) if pipeline is None else None
+    return starting.result() if starting is not None else _new_pool(jobs, root, pipeline)
+
+
+def discard_prestarted() -> None:
+    """Shut down prestarted pools nobody took (a command that failed early)."""
+    while _prestarted:
+        starting = _prestarted.popitem()[1]
+        if starting.exception() is None:
+            starting.result().shutdown(wait=True, cancel_futures=True)
+
+
+def _worker_init(root: str | None, spare: bool) -> None:
+    # Workers inherit the parent's environment (thread count, locale); they must
+    # not print progress or read stdin.
+    global threads_to_spare
+    sys.stdin = open(os.devnull)  # noqa: SIM115
+    threads_to_spare = spare
+    # Warm up what every first task needs, so no task pays for it: the engine
+    # and canvas, and the project's font book (a scan of the font directories).
+    from .raster import get_rasterizer
+
+    get_rasterizer()
+    if root is not None:
+        try:
+            from .config import load_config
+            from .text.fonts import font_book
+
+            font_book(load_config(Path(root)))
+        except Exception:  # noqa: BLE001 - a bad config is reported by the task that needs it
+            pass
