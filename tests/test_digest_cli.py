@@ -145,6 +145,39 @@ def test_one_bad_composition_does_not_abort_a_sweep(proj: Path, capsys) -> None:
     assert status == 2 and "unchanged  examples/a.nf.svg" in out
 
 
+@pytest.mark.parametrize("mode", [["--check"], ["--record"], []])
+def test_with_workers_a_bad_composition_is_its_own_error(proj: Path, capsys, mode) -> None:
+    # Frames are queued once a file parses; a missing image is found later, while
+    # the identity is worked out here: that film's error, the others unharmed.
+    (proj / "examples" / "0img.nf.svg").write_text(SVG.format(fill="#102030", duration="1")
+                                                   .replace("</svg>", '<image href="gone.png" '
+                                                            'width="4" height="4"/></svg>'))
+    (proj / "examples" / "1bad.nf.svg").write_text("<svg data-width='1'>")
+    status, out, _ = run(capsys, *mode, "-j", "2")
+    assert status == 2
+    errors = [line for line in out.splitlines() if line.startswith("ERROR ")]
+    assert len(errors) == 2
+    assert errors[0].startswith("ERROR examples/0img.nf.svg: ") and "gone.png" in errors[0]
+    assert errors[1].startswith("ERROR examples/1bad.nf.svg: ") and "xml-malformed" in errors[1]
+    if mode == ["--record"]:
+        assert "added      examples/a.nf.svg" in out and "added      examples/b.nf.svg" in out
+    else:  # word for word what one process prints
+        assert run(capsys, *mode, "-j", "1") == (status, out, "")
+
+
+def test_a_command_that_fails_early_leaves_no_workers_behind(proj: Path, capsys) -> None:
+    import multiprocessing
+
+    from nanoframes import workers
+
+    ledger = proj / "tests" / "digests.json"
+    ledger.parent.mkdir()
+    ledger.write_text("{")  # corrupt: the command fails before it uses its pool
+    assert run(capsys, "--check", "-j", "2")[0] == 2
+    assert not workers._prestarted
+    assert not [p for p in multiprocessing.active_children() if p.is_alive()]
+
+
 def test_a_missing_file_is_an_error_not_a_crash(proj: Path, capsys) -> None:
     status, out, _ = run(capsys, "--check", "examples/nope.nf.svg", "examples/a.nf.svg")
     assert status == 2
