@@ -7,7 +7,6 @@ is gone) are only judged, and only removed, when the sweep covers everything.
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
@@ -30,7 +29,7 @@ from .verdict import (
     judge,
     stale,
 )
-from .workers import worker_pool
+from .workers import booting_pool
 
 SUFFIX = ".nf.svg"
 
@@ -105,47 +104,47 @@ class RecordResult:
         return 1 if self.refused else 0
 
 
-@contextlib.contextmanager
-def _pool(jobs: int, root: Path) -> Iterator[Executor | None]:
-    if jobs <= 1:
-        yield None
-        return
-    pool = worker_pool(jobs, root)  # already booting while this process parses
-    try:
-        yield pool
-    finally:
-        pool.shutdown(cancel_futures=True)
-
-
 def readings(paths: list[Path], config: Config, *, samples: int | None = None, jobs: int = 1,
              dedup: bool = True) -> Iterator[tuple[Path, Reading | Verdict]]:
     """Each composition's fresh reading, or its error verdict, in path order.
 
     Alone, one film at a time: nothing but that film in memory. With workers,
-    every file is parsed here and all frames are queued at once (biggest films
-    first, big ones split), so the pool never idles between compositions; the
-    identities are worked out here while the workers draw. One bad composition
+    every file is parsed here, then identified while the pool boots; the moment
+    it is up, all frames are queued at once (biggest films first, big ones
+    split), so the pool never idles between compositions. One bad composition
     never stops the rest.
     """
-    with _pool(jobs, config.root) as pool:
-        if pool is None:
-            for path in paths:
-                yield path, _result(path, _start(path, config, samples, dedup))
-            return
-        parsed = [(path, _parse(path, config)) for path in paths]
-        queued = _queue([c for _, c in parsed if isinstance(c, Composition)], pool, jobs,
-                        samples, dedup)
+    if jobs <= 1:
+        for path in paths:
+            yield path, _result(path, _start(path, config, samples, dedup))
+        return
+    parsed = [(path, _parse(path, config)) for path in paths]
+    comps = [c for _, c in parsed if isinstance(c, Composition)]
+    booting = booting_pool(jobs, config.root)
+    try:
+        queued: dict[int, list[Future]] | None = None
+        started: list[tuple[Path, PendingReading | Verdict]] = []
         for path, comp in parsed:
-            if isinstance(comp, Verdict):
-                yield path, comp
-                continue
-            started = _start(path, config, samples, dedup, comp)
-            if isinstance(started, Verdict):  # e.g. a missing image: drop its frames
-                for future in queued[id(comp)]:
-                    future.cancel()
-            else:
-                started.attach(queued[id(comp)])
-            yield path, _result(path, started)
+            if queued is None and booting.done():
+                queued = _queue(comps, booting.result(), jobs, samples, dedup)
+            started.append((path, comp if isinstance(comp, Verdict) else
+                            _start(path, config, samples, dedup, comp)))
+        if queued is None:
+            queued = _queue(comps, booting.result(), jobs, samples, dedup)
+        for (path, item), (_, comp) in zip(started, parsed):
+            if isinstance(comp, Composition):
+                if isinstance(item, Verdict):  # e.g. a missing image: drop its frames
+                    for future in queued[id(comp)]:
+                        future.cancel()
+                else:
+                    item.attach(queued[id(comp)])
+            yield path, _result(path, item)
+    finally:
+        if booting.done() and booting.exception() is None:
+            booting.result().shutdown(cancel_futures=True)
+        else:  # interrupted while it boots: shut it down once it is up
+            booting.add_done_callback(
+                lambda f: f.exception() is None and f.result().shutdown(cancel_futures=True))
 
 
 def _read(paths: list[Path], config: Config, ledger: Ledger, samples: int | None, jobs: int,

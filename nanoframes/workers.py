@@ -60,22 +60,33 @@ def _new_pool(jobs: int, root: Path | None, pipeline: bool | None = None
     return pool
 
 
+def _starting(jobs: int, root: Path | None, pipeline: bool | None = None) -> Future:
+    """A pool being started on a thread: the caller need not wait for the forkserver."""
+    starting: Future = Future()
+
+    def start() -> None:
+        try:
+            starting.set_result(_new_pool(jobs, root, pipeline))
+        except BaseException as exc:  # noqa: BLE001 - handed to whoever takes the pool
+            starting.set_exception(exc)
+
+    threading.Thread(target=start, name="nanoframes-pool-start", daemon=True).start()
+    return starting
+
+
 def prestart(jobs: int, root: Path | None = None) -> None:
-    """Start a pool of ``jobs`` workers now; the next ``worker_pool(jobs)`` takes it.
-
-    Only a head start: a pool nobody takes is shut down at exit like any other.
-    """
+    """Start a pool of ``jobs`` workers now; the next ``booting_pool(jobs)`` or
+    ``worker_pool(jobs)`` takes it. Only a head start: ``discard_prestarted``
+    shuts down one nobody took."""
     if jobs > 1 and jobs not in _prestarted:
-        starting: Future = Future()
+        _prestarted[jobs] = _starting(jobs, root)
 
-        def start() -> None:
-            try:
-                starting.set_result(_new_pool(jobs, root))
-            except BaseException as exc:  # noqa: BLE001 - handed to whoever takes the pool
-                starting.set_exception(exc)
 
-        threading.Thread(target=start, name="nanoframes-prestart", daemon=True).start()
-        _prestarted[jobs] = starting
+def booting_pool(jobs: int, root: Path | None = None) -> Future:
+    """A pool of ``jobs`` workers as a future: the prestarted one if any, else one
+    started now. Do other work until ``done()``; ``result()`` waits for it."""
+    starting = _prestarted.pop(jobs, None)
+    return starting if starting is not None else _starting(jobs, root)
 
 
 def worker_pool(jobs: int, root: Path | None = None, pipeline: bool | None = None
@@ -86,8 +97,9 @@ def worker_pool(jobs: int, root: Path | None = None, pipeline: bool | None = Non
     they boot. ``pipeline`` forces the workers' drawing and hashing threads on
     or off (default: ``spare_threads``). The caller shuts the pool down.
     """
-    starting = _prestarted.pop(jobs, None) if pipeline is None else None
-    return starting.result() if starting is not None else _new_pool(jobs, root, pipeline)
+    if pipeline is not None:
+        return _new_pool(jobs, root, pipeline)
+    return booting_pool(jobs, root).result()
 
 
 def discard_prestarted() -> None:
