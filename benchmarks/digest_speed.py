@@ -71,7 +71,10 @@ def overhead(paths: list[Path], root: Path, repeat: int) -> float:
 
         t_bare = _best(bare, repeat)
         t_nf = _best(lambda path=path: read_film(path, dedup=False), repeat)
-        first = list({doc: i for i, doc in reversed(list(enumerate(docs)))}.values())
+        shown_first: dict[bytes, int] = {}  # each distinct document -> its first frame
+        for i, doc in enumerate(docs):
+            shown_first.setdefault(doc, i)
+        first = tuple(shown_first.values())
 
         def distinct(film=film, first=first, w=comp.width, h=comp.height,
                      render=rast.render) -> None:

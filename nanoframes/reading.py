@@ -17,7 +17,7 @@ from .composition import Composition
 from .config import Config, find_project_root, load_config, relative_key
 from .digest import SHORT, film_digest
 from .errors import NanoframesError
-from .film import Film, film_digests, submit_digests
+from .film import Film, film_digests
 from .identity import (
     Identity,
     fonts_digest,
@@ -126,10 +126,6 @@ class PendingReading:
     _film: Film | None = None       # drawn here on result(), when there is no pool
     _futures: list[Future] = field(default_factory=list)
 
-    def submit(self, pool: Executor, parts: int) -> None:
-        assert self._film is not None
-        self.attach(submit_digests(self._film.comp, self.indices, pool, parts, self._film.dedup))
-
     def attach(self, futures: list[Future]) -> None:
         """Take the frames from ``futures`` (``submit_digests``) instead of drawing here."""
         self._futures = futures
@@ -186,7 +182,7 @@ def read_film(path: str | Path, *, config: Config | None = None, samples: int | 
     if pool is not None or jobs > 1:
         film = pending._film
         digests = tuple(film_digests(film, pending.indices, jobs=jobs, pool=pool))
-        pending._film, pending._futures = None, [_done(digests)]
+        pending.attach([_done(digests)])
     return pending.result()
 
 

@@ -123,15 +123,15 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
     booting = booting_pool(jobs, config.root)
     try:
         queued: dict[int, list[Future]] | None = None
-        started: list[tuple[Path, PendingReading | Verdict]] = []
+        started: list[tuple[Path, Composition | Verdict, PendingReading | Verdict]] = []
         for path, comp in parsed:
             if queued is None and booting.done():
                 queued = _queue(comps, booting.result(), jobs, samples, dedup)
-            started.append((path, comp if isinstance(comp, Verdict) else
+            started.append((path, comp, comp if isinstance(comp, Verdict) else
                             _start(path, config, samples, dedup, comp)))
         if queued is None:
             queued = _queue(comps, booting.result(), jobs, samples, dedup)
-        for (path, item), (_, comp) in zip(started, parsed):
+        for path, comp, item in started:
             if isinstance(comp, Composition):
                 if isinstance(item, Verdict):  # e.g. a missing image: drop its frames
                     for future in queued[id(comp)]:
@@ -139,12 +139,9 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
                 else:
                     item.attach(queued[id(comp)])
             yield path, _result(path, item)
-    finally:
-        if booting.done() and booting.exception() is None:
-            booting.result().shutdown(cancel_futures=True)
-        else:  # interrupted while it boots: shut it down once it is up
-            booting.add_done_callback(
-                lambda f: f.exception() is None and f.result().shutdown(cancel_futures=True))
+    finally:  # now, or (interrupted while it boots) once it is up
+        booting.add_done_callback(
+            lambda f: f.exception() is None and f.result().shutdown(cancel_futures=True))
 
 
 def _read(paths: list[Path], config: Config, ledger: Ledger, samples: int | None, jobs: int,
