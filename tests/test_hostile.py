@@ -127,6 +127,33 @@ def test_digest_check(project: dict[str, Path], case: str, tmp_path: Path) -> No
     assert not ledger.exists()
 
 
+@pytest.mark.skipif("digest" not in COMMANDS, reason="command not built yet")
+def test_one_sweep_with_workers_reports_every_case(project: dict[str, Path],
+                                                   tmp_path: Path) -> None:
+    # With -j 2 the files are parsed here, frames queued on workers, identities
+    # worked out while they draw: each case is still its own one-line error.
+    cases = [c for c in SUBSET if c not in BUGS]
+    ledger = tmp_path / "digests.json"
+    argv = ["digest", "--check", "-j", "2", "--ledger", str(ledger),
+            *(str(project[c]) for c in cases)]
+    try:
+        proc = subprocess.run([*_nanoframes(), *argv], cwd=tmp_path, capture_output=True,
+                              text=True, errors="replace", timeout=6 * TIMEOUT,
+                              preexec_fn=_limits)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"a -j 2 sweep of {len(cases)} hostile cases ran past {6 * TIMEOUT} s")
+    assert proc.returncode == 2, proc.stderr[-2000:]
+    assert "Traceback" not in proc.stdout + proc.stderr, proc.stderr[-3000:]
+    lines = proc.stdout.splitlines()
+    assert lines[-1] == f"{len(cases)} compositions: {len(cases)} error"
+    for case in cases:
+        mine = [line for line in lines if line.startswith("ERROR ")
+                and Path(line[len("ERROR "):].split(":", 1)[0]).name == project[case].name]
+        assert len(mine) == 1, (case, mine)
+        assert_one_error(CASES[case], mine[0])
+    assert not ledger.exists()
+
+
 @pytest.mark.skipif("check" not in COMMANDS, reason="command not built yet")
 @pytest.mark.parametrize("case", _params(SUBSET))
 def test_check(project: dict[str, Path], case: str) -> None:
