@@ -30,11 +30,11 @@ import time
 from pathlib import Path
 
 from nanoframes.config import find_project_root, load_config
-from nanoframes.digest import frame_digest
-from nanoframes.film import Film
-from nanoframes.raster import get_rasterizer
-from nanoframes.reading import composition_identity, read_film
-from nanoframes.sweep import collect
+from nanoframes.determinism.reading import composition_identity, read_film
+from nanoframes.determinism.sweep import collect
+from nanoframes.engine.raster import get_rasterizer
+from nanoframes.frames.digest import frame_digest
+from nanoframes.frames.film import Film
 from nanoframes.text.fonts import face_bytes
 
 CLOCK = time.perf_counter

@@ -15,7 +15,7 @@ import argparse
 import sys
 import time
 
-from nanoframes.raster import get_rasterizer
+from nanoframes.engine.raster import get_rasterizer
 from nanoframes.text.fonts import FontBook
 from nanoframes.text.measure import Measurer
 

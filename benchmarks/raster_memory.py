@@ -1,4 +1,4 @@
-"""Memory stays flat across many distinct documents through nanoframes.raster.
+"""Memory stays flat across many distinct documents through nanoframes.engine.raster.
 
 Renders 5,000 documents of distinct byte lengths at 320x180 (and measures as
 many distinct strings with text_bounds), printing RSS at start, after a
@@ -53,7 +53,7 @@ def document(i: int) -> bytes:
 
 
 def run_ours(frames: int) -> bool:
-    from nanoframes.raster import get_rasterizer
+    from nanoframes.engine.raster import get_rasterizer
 
     r = get_rasterizer()
     if FONT.is_file():
@@ -73,7 +73,7 @@ def run_ours(frames: int) -> bool:
     end = rss_mb()
     growth = end - warm
     ok = growth <= LIMIT_MB
-    print(f"nanoframes.raster: {frames} frames of distinct length at {W}x{H} in {elapsed:.1f} s")
+    print(f"raster: {frames} frames of distinct length at {W}x{H} in {elapsed:.1f} s")
     print(f"  RSS start {start:.1f} MB, after warm-up ({WARMUP}) {warm:.1f} MB, end {end:.1f} MB")
     print(f"RSS growth after warm-up: {growth:.1f} MB (limit {LIMIT_MB:.0f} MB): ", end="")
     print("OK" if ok else "FAIL")

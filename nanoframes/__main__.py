@@ -1,3 +1,3 @@
-from nanoframes.cli import main
+from .cli import main
 
 raise SystemExit(main())

@@ -14,8 +14,8 @@ if TYPE_CHECKING:
 
     import pytest
 
-    from nanoframes.ledger import RecordSummary
-    from nanoframes.verdict import Verdict
+    from nanoframes.determinism.ledger import RecordSummary
+    from nanoframes.determinism.verdict import Verdict
 
 
 def pytest_nanoframes_excused(config: pytest.Config, excused: dict[str, str]) -> None:

@@ -15,11 +15,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .session import RECORD_HINT, State, get_state
+from pytest_nanoframes.session import RECORD_HINT, State, get_state
 
 if TYPE_CHECKING:  # the library loads ThorVG: imported at run time only when active
-    from nanoframes.ledger import Ledger
-    from nanoframes.verdict import Verdict
+    from nanoframes.determinism.ledger import Ledger
+    from nanoframes.determinism.verdict import Verdict
 
 SUFFIX = ".nf.svg"
 
@@ -43,7 +43,7 @@ def item_name(path: Path) -> str:
 
 def decide(verdict: Verdict, *, recording: bool, strict: bool, force: bool) -> Outcome:
     """The test outcome of a verdict (DESIGN.md, "Verdicts", pytest column)."""
-    from nanoframes.verdict import Kind
+    from nanoframes.determinism.verdict import Kind
 
     kind = verdict.kind
     line = verdict.line(RECORD_HINT)
@@ -105,7 +105,7 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
 
 
 def verdict_from_json(data: dict[str, Any]) -> Verdict:
-    from nanoframes.verdict import Kind, Verdict
+    from nanoframes.determinism.verdict import Kind, Verdict
 
     return Verdict(
         key=data["key"], kind=Kind(data["verdict"]), reasons=tuple(data["reasons"]),
@@ -139,7 +139,7 @@ class CompositionItem(_Item):
         return self.path, None, self.state.ledger_key(self.path)
 
     def runtest(self) -> None:
-        from nanoframes.reading import check_one, entry_from_reading
+        from nanoframes.determinism.reading import check_one, entry_from_reading
 
         state = self.state
         options = state.options
@@ -192,7 +192,7 @@ def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path) -> lis
         problems.append(f"STALE {key}: the ledger has an entry but the file is gone; "
                         f"{RECORD_HINT} drops it")
     # read_ledger already refuses an entry without its four inputs; say so if one slips by.
-    from nanoframes.ledger import IDENTITY_KEYS
+    from nanoframes.determinism.ledger import IDENTITY_KEYS
 
     for key, entry in entries.items():
         lacking = [name for name in IDENTITY_KEYS if not entry.identity.get(name)]

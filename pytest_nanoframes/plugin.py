@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from . import hookspecs, selftest, xdist
-from .session import State, get_state, install
+from pytest_nanoframes import hookspecs, selftest, xdist
+from pytest_nanoframes.session import State, get_state, install
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -70,7 +70,7 @@ def pytest_report_header(config: pytest.Config) -> str | None:
     state = get_state(config)
     if state is None or not state.options.active:
         return None
-    from .report import header
+    from pytest_nanoframes.report import header
 
     return header(state)
 
@@ -79,7 +79,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     state = get_state(parent.config)
     if state is None or not state.options.active:
         return None
-    from .items import SUFFIX, CompositionFile, LedgerFile
+    from pytest_nanoframes.items import SUFFIX, CompositionFile, LedgerFile
 
     if file_path.name.endswith(SUFFIX):
         return CompositionFile.from_parent(parent, path=file_path)
@@ -94,7 +94,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     state = get_state(config)
     if state is None or not state.options.active:
         return
-    from .items import CompositionItem
+    from pytest_nanoframes.items import CompositionItem
 
     state.collected = sorted(state.ledger_key(item.path) for item in items
                              if isinstance(item, CompositionItem))
@@ -124,7 +124,7 @@ class _Receiver:
         state = self.state
         state.receive(report.nodeid, payload)
         if payload.get("kind") == "composition":
-            from .items import verdict_from_json
+            from pytest_nanoframes.items import verdict_from_json
 
             state.config.hook.pytest_nanoframes_verdict(
                 config=state.config, verdict=verdict_from_json(payload), nodeid=report.nodeid)
@@ -134,7 +134,7 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
     payload = xdist.payload_of(report)
     if payload is None:
         return None
-    from .report import teststatus
+    from pytest_nanoframes.report import teststatus
 
     return teststatus(report, payload)
 
@@ -147,7 +147,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if state.options.recording:
         state.record()
     if state.options.report is not None:
-        from .report import write_json_report
+        from pytest_nanoframes.report import write_json_report
 
         write_json_report(state, state.options.report)
 
@@ -156,6 +156,6 @@ def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> Non
     state = get_state(config)
     if state is None or not state.options.active or state.worker:
         return
-    from .report import terminal_summary
+    from pytest_nanoframes.report import terminal_summary
 
     terminal_summary(state, terminalreporter)

@@ -10,14 +10,14 @@ from typing import Any
 
 import pytest
 
-from .session import State
+from pytest_nanoframes.session import State
 
 JSON_REPORT_VERSION = 1
 
 
 def header(state: State) -> str:
     """One line: the toolchain that draws, and the ledger the verdicts compare against."""
-    from nanoframes.identity import toolchain_parts
+    from nanoframes.determinism.identity import toolchain_parts
 
     parts = toolchain_parts()
     ledger = state.ledger_key(state.ledger_path)
@@ -69,7 +69,7 @@ def terminal_summary(state: State, terminalreporter: Any) -> None:
 
 
 def json_report(state: State) -> dict[str, Any]:
-    from nanoframes.identity import toolchain_parts
+    from nanoframes.determinism.identity import toolchain_parts
 
     s = state.record_summary
     return {

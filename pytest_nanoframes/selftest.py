@@ -1,6 +1,6 @@
 """``pytest --nf-selftest``: each collected composition becomes a self-test item.
 
-The item runs the library's self-test (``nanoframes.selftest.run_one``, the
+The item runs the library's self-test (``nanoframes.determinism.selftest.run_one``, the
 function behind ``nanoframes digest --selftest``): the composition rendered in
 fresh processes under variations that must not change a frame (process layout,
 frame order, worker pool, ThorVG threads, locale, TZ, hash seed,
@@ -57,7 +57,7 @@ class SelftestItem(pytest.Item):
 
     def runtest(self) -> None:
         from nanoframes.config import find_project_root, load_config
-        from nanoframes.selftest import run_one
+        from nanoframes.determinism.selftest import run_one
 
         samples = self.config.getoption("nf_samples", None)
         config = load_config(find_project_root(self.path.parent))

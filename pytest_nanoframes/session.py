@@ -14,11 +14,11 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from .xdist import is_worker
+from pytest_nanoframes.xdist import is_worker
 
 if TYPE_CHECKING:
     from nanoframes.config import Config
-    from nanoframes.ledger import Ledger, RecordSummary
+    from nanoframes.determinism.ledger import Ledger, RecordSummary
 
 RECORD_HINT = "--nf-record"
 
@@ -124,7 +124,7 @@ class State:
     def ledger(self) -> Ledger:
         """The ledger as it is on disk, read once per process (errors are raised each time)."""
         if self._ledger is None:
-            from nanoframes.ledger import read_ledger
+            from nanoframes.determinism.ledger import read_ledger
 
             self._ledger = read_ledger(self.ledger_path)
         return self._ledger
@@ -132,7 +132,7 @@ class State:
     def excused(self) -> dict[str, str]:
         """Configured + $EXCUSED_COMPOSITIONS, then adjusted by pytest_nanoframes_excused."""
         if self._excused is None:
-            from nanoframes.verdict import excused_list
+            from nanoframes.determinism.verdict import excused_list
 
             excused = excused_list(self.nf_config)
             self.config.hook.pytest_nanoframes_excused(config=self.config, excused=excused)
@@ -161,8 +161,8 @@ class State:
         Entries whose file is gone are dropped only when the ledger item was
         part of the run: a narrowed run never deletes what it did not look at.
         """
+        from nanoframes.determinism.ledger import Entry, merge, read_ledger, write_ledger
         from nanoframes.errors import NanoframesError
-        from nanoframes.ledger import Entry, merge, read_ledger, write_ledger
 
         path = self.ledger_path
         try:

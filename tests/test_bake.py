@@ -10,9 +10,9 @@ import pytest
 from lxml import etree
 from PIL import Image
 
-from nanoframes.bake import Baker
-from nanoframes.composition import parse
-from nanoframes.geometry import apply, parse_transform
+from nanoframes.bake.baker import Baker
+from nanoframes.model.composition import parse
+from nanoframes.model.geometry import apply, parse_transform
 
 NS = "http://www.w3.org/2000/svg"
 TIMELINE = 'type="application/nanoframes+json"'
@@ -410,8 +410,8 @@ def test_bake_never_mutates_the_composition(project: Path, image: Path) -> None:
 
 def test_malformed_path_data_does_not_crash_auto_center(tmp_path):
     """A broken `d` is bounded by what could be read; bake never raises on it."""
-    from nanoframes.bake import Baker
-    from nanoframes.composition import parse
+    from nanoframes.bake.baker import Baker
+    from nanoframes.model.composition import parse
 
     (tmp_path / "pyproject.toml").write_text("")
     comp = tmp_path / "p.nf.svg"
@@ -427,8 +427,8 @@ def test_malformed_path_data_does_not_crash_auto_center(tmp_path):
 
 
 def _bake_one(tmp_path, body: str) -> bytes:
-    from nanoframes.bake import Baker
-    from nanoframes.composition import parse
+    from nanoframes.bake.baker import Baker
+    from nanoframes.model.composition import parse
 
     (tmp_path / "pyproject.toml").write_text("")
     comp = tmp_path / "c.nf.svg"
@@ -494,8 +494,8 @@ def test_auto_pivot_follows_animated_geometry(tmp_path):
     import re
 
     doc_of = []
-    from nanoframes.bake import Baker
-    from nanoframes.composition import parse
+    from nanoframes.bake.baker import Baker
+    from nanoframes.model.composition import parse
 
     (tmp_path / "pyproject.toml").write_text("")
     comp = tmp_path / "g.nf.svg"

@@ -11,8 +11,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nanoframes import cache as cache_mod
-from nanoframes.cache import (
+from nanoframes.cli import main
+from nanoframes.determinism import cache as cache_mod
+from nanoframes.determinism.cache import (
     HEADER_SIZE,
     FrameCache,
     cached_frame,
@@ -20,10 +21,9 @@ from nanoframes.cache import (
     film_identity,
     frame_key,
 )
-from nanoframes.cli import main
-from nanoframes.film import Film
-from nanoframes.output import read_png_rgba
-from nanoframes.reading import read_film
+from nanoframes.determinism.reading import read_film
+from nanoframes.frames.film import Film
+from nanoframes.frames.output import read_png_rgba
 
 # 6 frames, 40x24, each different, then a held last frame.
 SLIDE = """\
@@ -157,7 +157,7 @@ WRITER = textwrap.dedent("""
     import sys
     import time
     import numpy as np
-    from nanoframes.cache import FrameCache
+    from nanoframes.determinism.cache import FrameCache
 
     seed, rounds, go = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     c = FrameCache()
@@ -283,9 +283,10 @@ def test_a_bad_size_cap_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> Non
 
 def test_the_checking_path_does_not_even_import_the_cache() -> None:
     # Structural: what digest --check and the plugin render through cannot read it.
-    code = ("import sys, nanoframes.reading, nanoframes.sweep, nanoframes.film, "
-            "nanoframes.verdict, nanoframes.selftest; "
-            "print('nanoframes.cache' in sys.modules)")
+    code = ("import sys, nanoframes.determinism.reading, nanoframes.determinism.sweep, "
+            "nanoframes.frames.film, "
+            "nanoframes.determinism.verdict, nanoframes.determinism.selftest; "
+            "print('nanoframes.determinism.cache' in sys.modules)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"

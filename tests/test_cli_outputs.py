@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nanoframes.bake import Baker
+from nanoframes.bake.baker import Baker
 from nanoframes.cli import main
-from nanoframes.composition import parse
-from nanoframes.film import Film
-from nanoframes.output import even_size, read_png_rgba
+from nanoframes.frames.film import Film
+from nanoframes.frames.output import even_size, read_png_rgba
+from nanoframes.model.composition import parse
 from nanoframes.progress import Progress
 
 NS = "http://www.w3.org/2000/svg"

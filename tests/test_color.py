@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from PIL import ImageColor
 
-from nanoframes.color import SVG_COLOR_KEYWORDS, format_color, lerp, lerp_color, parse_color
+from nanoframes.model.color import SVG_COLOR_KEYWORDS, format_color, lerp, lerp_color, parse_color
 
 
 @pytest.mark.parametrize(

@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 from PIL import Image
 
-from nanoframes import composition
-from nanoframes.bake import Baker
+from nanoframes.bake.baker import Baker
 from nanoframes.cli import main
-from nanoframes.composition import Presence, parse, presence_of
 from nanoframes.errors import NanoframesError
+from nanoframes.model import composition
+from nanoframes.model.composition import Presence, parse, presence_of
 
 NS = 'xmlns="http://www.w3.org/2000/svg"'
 TIMELINE = 'type="application/nanoframes+json"'

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from nanoframes.cli import main
-from nanoframes.ledger import read_ledger
-from nanoframes.reading import read_film
+from nanoframes.determinism.ledger import read_ledger
+from nanoframes.determinism.reading import read_film
 
 SVG = """<svg xmlns="http://www.w3.org/2000/svg" data-width="40" data-height="24"
      data-fps="10" data-duration="{duration}">
@@ -168,7 +168,7 @@ def test_with_workers_a_bad_composition_is_its_own_error(proj: Path, capsys, mod
 def test_a_command_that_fails_early_leaves_no_workers_behind(proj: Path, capsys) -> None:
     import multiprocessing
 
-    from nanoframes import workers
+    from nanoframes.frames import workers
 
     ledger = proj / "tests" / "digests.json"
     ledger.parent.mkdir()
@@ -305,10 +305,10 @@ def test_a_worker_that_dies_is_an_error_verdict_not_a_traceback() -> None:
     from concurrent.futures import Future
     from concurrent.futures.process import BrokenProcessPool
 
-    from nanoframes.identity import Identity
-    from nanoframes.reading import PendingReading
-    from nanoframes.sweep import _result
-    from nanoframes.verdict import Kind
+    from nanoframes.determinism.identity import Identity
+    from nanoframes.determinism.reading import PendingReading
+    from nanoframes.determinism.sweep import _result
+    from nanoframes.determinism.verdict import Kind
 
     died: Future = Future()
     died.set_exception(BrokenProcessPool("a process terminated abruptly"))

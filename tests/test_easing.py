@@ -7,7 +7,7 @@ import struct
 import numpy as np
 import pytest
 
-from nanoframes.easing import (
+from nanoframes.model.easing import (
     BEZIER_EASINGS,
     NAMED_EASINGS,
     cubic_bezier,

@@ -9,9 +9,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nanoframes.digest import frame_digest
-from nanoframes.film import Film, chunks, film_digests, film_frames
-from nanoframes.workers import pool_context, spare_threads, worker_pool
+from nanoframes.frames.digest import frame_digest
+from nanoframes.frames.film import Film, chunks, film_digests, film_frames
+from nanoframes.frames.workers import pool_context, spare_threads, worker_pool
 
 NS = "http://www.w3.org/2000/svg"
 TIMELINE = 'type="application/nanoframes+json"'
@@ -76,7 +76,7 @@ def test_workers_digests_identical_with_or_without_their_pipeline(
     # forced here both ways, since this machine may have too few CPUs to choose it.
     film = Film.open(comp_path)
     with worker_pool(2, pipeline=pipeline) as pool:
-        assert pool.submit(eval, "__import__('nanoframes.workers').workers.threads_to_spare"
+        assert pool.submit(eval, "__import__('nanoframes.frames.workers').frames.workers.threads_to_spare"
                            ).result() is pipeline  # the worker really runs that way
         assert film_digests(film, jobs=2, pool=pool) == [hashlib.sha256(f).hexdigest()
                                                          for f in serial]
@@ -88,7 +88,7 @@ def test_spare_threads_needs_two_cpus_per_worker(monkeypatch) -> None:
 
 
 def test_a_prestarted_pool_is_taken_once_and_discarded_if_unused() -> None:
-    from nanoframes import workers
+    from nanoframes.frames import workers
 
     workers.prestart(2)
     pool = workers.worker_pool(2)

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from nanoframes.bake import Baker
-from nanoframes.composition import parse
+from nanoframes.bake.baker import Baker
 from nanoframes.errors import NanoframesError
+from nanoframes.model.composition import parse
 
 SVG = "http://www.w3.org/2000/svg"
 XLINK = "http://www.w3.org/1999/xlink"

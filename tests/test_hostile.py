@@ -25,8 +25,8 @@ from pathlib import Path
 import hostile_gen
 import pytest
 
-from nanoframes.composition import parse
 from nanoframes.errors import NanoframesError
+from nanoframes.model.composition import parse
 
 GB = 1 << 30
 TIMEOUT = 10

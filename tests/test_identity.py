@@ -16,13 +16,13 @@ import pytest
 from PIL import Image
 
 import nanoframes
-from nanoframes import identity as identity_mod
-from nanoframes import reading as reading_mod
-from nanoframes.bake import Baker
+from nanoframes.bake.baker import Baker
 from nanoframes.cli import main
-from nanoframes.composition import parse
-from nanoframes.identity import NONE, TOOLCHAIN_PARTS
-from nanoframes.reading import composition_identity, read_film, sample_indices
+from nanoframes.determinism import identity as identity_mod
+from nanoframes.determinism import reading as reading_mod
+from nanoframes.determinism.identity import NONE, TOOLCHAIN_PARTS
+from nanoframes.determinism.reading import composition_identity, read_film, sample_indices
+from nanoframes.model.composition import parse
 
 HEAD = ('<svg xmlns="http://www.w3.org/2000/svg" data-width="48" data-height="32" '
         'data-fps="10" data-duration="0.5"{extra}>')
@@ -178,7 +178,7 @@ def test_fonts_cover_every_face_the_text_resolves_to(root: Path) -> None:
 
 
 def _parts_of(package_parent: Path) -> dict[str, str]:
-    code = ("import json, nanoframes, nanoframes.identity as i; "
+    code = ("import json, nanoframes, nanoframes.determinism.identity as i; "
             "print(json.dumps({'file': nanoframes.__file__, 'parts': i.toolchain_parts(), "
             "'digest': i.toolchain_digest(i.toolchain_parts())}))")
     env = dict(os.environ, PYTHONPATH=str(package_parent))
@@ -196,7 +196,7 @@ def test_editing_a_module_moves_the_toolchain_and_only_its_modules_part(tmp_path
         dest = tmp_path / name
         shutil.copytree(src, dest / "nanoframes", ignore=shutil.ignore_patterns("__pycache__"))
         copies.append(dest)
-    film = copies[1] / "nanoframes" / "film.py"
+    film = copies[1] / "nanoframes" / "frames" / "film.py"
     film.write_text(film.read_text() + "\n# an edit that draws nothing, yet counts\n")
     same, edited = _parts_of(copies[0]), _parts_of(copies[1])
     live = identity_mod.toolchain_parts()  # the copy is this very toolchain

@@ -11,8 +11,7 @@ import pytest
 from lxml import etree
 
 import nanoframes
-from nanoframes.digest import SHORT, film_digest, frame_digest
-from nanoframes.identity import (
+from nanoframes.determinism.identity import (
     NONE,
     TOOLCHAIN_PARTS,
     Identity,
@@ -24,6 +23,7 @@ from nanoframes.identity import (
     toolchain_digest,
     toolchain_parts,
 )
+from nanoframes.frames.digest import SHORT, film_digest, frame_digest
 
 SVG = "http://www.w3.org/2000/svg"
 
@@ -265,16 +265,16 @@ def test_modules_digest_moves_on_an_edit_a_rename_or_a_new_module(tmp_path: Path
     (copy / "notes.txt").write_text("not a module")
     assert modules_digest(copy) == original  # bytecode and non-modules do not count
 
-    digest_py = copy / "digest.py"
+    digest_py = copy / "frames" / "digest.py"
     source = digest_py.read_bytes()
     digest_py.write_bytes(source + b"\n# an edit\n")
     assert modules_digest(copy) != original
     digest_py.write_bytes(source)
     assert modules_digest(copy) == original
 
-    digest_py.rename(copy / "digests.py")
+    digest_py.rename(copy / "frames" / "digests.py")
     assert modules_digest(copy) != original
-    (copy / "digests.py").rename(digest_py)
+    (copy / "frames" / "digests.py").rename(digest_py)
 
     (copy / "text" / "extra.py").write_text("X = 1\n")
     assert modules_digest(copy) != original

@@ -15,10 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lxml import etree
 
-from nanoframes.bake import Baker
-from nanoframes.composition import parse
+from nanoframes.bake.baker import Baker
+from nanoframes.engine.raster import get_rasterizer
 from nanoframes.errors import NanoframesError
-from nanoframes.raster import get_rasterizer
+from nanoframes.model.composition import parse
 from nanoframes.text.fonts import FontBook
 from nanoframes.text.layout import (
     LINE_PITCH,

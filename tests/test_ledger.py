@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from nanoframes import ledger as ledger_module
-from nanoframes.digest import SHORT, film_digest
-from nanoframes.errors import NanoframesError
-from nanoframes.ledger import (
+from nanoframes.determinism import ledger as ledger_module
+from nanoframes.determinism.ledger import (
     LEDGER_VERSION,
     Entry,
     Ledger,
@@ -21,6 +19,8 @@ from nanoframes.ledger import (
     read_ledger,
     write_ledger,
 )
+from nanoframes.errors import NanoframesError
+from nanoframes.frames.digest import SHORT, film_digest
 
 
 def hexof(text: str) -> str:

@@ -25,8 +25,8 @@ from pathlib import Path
 
 import pytest
 
+from nanoframes.determinism.ledger import Ledger, read_ledger, write_ledger
 from nanoframes.errors import NanoframesError
-from nanoframes.ledger import Ledger, read_ledger, write_ledger
 
 KILLS_DIGEST = 12
 KILLS_PYTEST = 12
@@ -238,7 +238,7 @@ def test_invalid_entry_names_its_line(project: Path) -> None:
 WRITER = """\
 import sys
 from pathlib import Path
-from nanoframes.ledger import Ledger, read_ledger, write_ledger
+from nanoframes.determinism.ledger import Ledger, read_ledger, write_ledger
 
 target, *sources = (Path(p) for p in sys.argv[1:])
 ledgers = [Ledger(target, read_ledger(p).entries) for p in sources]

@@ -9,11 +9,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nanoframes.bake import Baker
+from nanoframes.bake.baker import Baker
 from nanoframes.cli.measure import measure_runs, register
-from nanoframes.composition import parse
+from nanoframes.engine.raster import get_rasterizer
 from nanoframes.errors import NanoframesError
-from nanoframes.raster import get_rasterizer
+from nanoframes.model.composition import parse
 from nanoframes.text.fonts import FontBook
 from nanoframes.text.measure import Ink, Measurer, union
 

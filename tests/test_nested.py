@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nanoframes.bake import Baker
-from nanoframes.composition import parse
+from nanoframes.bake.baker import Baker
+from nanoframes.bake.nested import MAX_NESTING, child_time, children
+from nanoframes.determinism.reading import source_extras
 from nanoframes.errors import NanoframesError
-from nanoframes.film import Film
-from nanoframes.nested import MAX_NESTING, child_time, children, source_extras
+from nanoframes.frames.film import Film
+from nanoframes.model.composition import parse
 
 SVG = 'xmlns="http://www.w3.org/2000/svg"'
 # A 100x50 child: blue canvas-filling background, a red 10x10 square whose x runs
@@ -241,11 +242,11 @@ def test_children_lists_every_nested_composition_once(project: Path) -> None:
 
 
 def test_editing_the_child_moves_the_parents_source(project: Path) -> None:
-    reading = pytest.importorskip("nanoframes.reading",
-                                  reason="nanoframes.reading (issue 3) is not built yet")
+    reading = pytest.importorskip("nanoframes.determinism.reading",
+                                  reason="reading is not built yet")
     identity_of = getattr(reading, "composition_identity", None)
     if identity_of is None:
-        pytest.skip("nanoframes.reading.composition_identity is not built yet")
+        pytest.skip("nanoframes.determinism.reading.composition_identity is not built yet")
     path = write(project, "p.nf.svg", parent('<image href="parts/child.nf.svg"/>'))
 
     def identity():

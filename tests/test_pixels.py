@@ -11,9 +11,9 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nanoframes.composition import parse
-from nanoframes.film import Film
-from nanoframes.raster import get_rasterizer
+from nanoframes.engine.raster import get_rasterizer
+from nanoframes.frames.film import Film
+from nanoframes.model.composition import parse
 
 NS = "http://www.w3.org/2000/svg"
 TIMELINE = 'type="application/nanoframes+json"'

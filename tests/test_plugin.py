@@ -12,7 +12,7 @@ from xml.etree import ElementTree
 
 import pytest
 
-from nanoframes.identity import modules_digest, toolchain_digest
+from nanoframes.determinism.identity import modules_digest, toolchain_digest
 
 SERIAL_AND_XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 

@@ -12,9 +12,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from nanoframes import raster
+from nanoframes.engine import raster
+from nanoframes.engine.raster import MAX_SIDE, get_rasterizer
 from nanoframes.errors import NanoframesError
-from nanoframes.raster import MAX_SIDE, get_rasterizer
 
 DEJAVU = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")
 NOTO = Path(__file__).resolve().parents[1] / "fonts" / "NotoSans-Regular.ttf"
@@ -193,7 +193,8 @@ def test_thread_count_from_env_gives_the_same_pixels() -> None:
     doc = svg('<circle cx="50" cy="25" r="20" fill="orange" stroke="navy" stroke-width="2.5"/>')
     here = hashlib.sha256(get_rasterizer().render(doc, 100, 50)).hexdigest()
     code = (
-        "import hashlib, sys; from nanoframes.raster import get_rasterizer; r = get_rasterizer(); "
+        "import hashlib, sys; from nanoframes.engine.raster import get_rasterizer; "
+        "r = get_rasterizer(); "
         "print(r.threads, hashlib.sha256(r.render(sys.stdin.buffer.read(), 100, 50)).hexdigest())"
     )
     env = {**os.environ, "NANOFRAMES_THORVG_THREADS": "3"}

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from nanoframes.cli import main
-from nanoframes.ledger import read_ledger
-from nanoframes.reading import read_film, sample_indices
+from nanoframes.determinism.ledger import read_ledger
+from nanoframes.determinism.reading import read_film, sample_indices
 
 SVG = """<svg xmlns="http://www.w3.org/2000/svg" data-width="40" data-height="24"
      data-fps="10" data-duration="3">

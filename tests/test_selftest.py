@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from nanoframes import selftest
 from nanoframes.config import load_config
-from nanoframes.selftest import VARIATIONS, run, run_one, run_selftest_cli
+from nanoframes.determinism import selftest
+from nanoframes.determinism.selftest import VARIATIONS, run, run_one, run_selftest_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.nf.svg"))
@@ -33,7 +33,7 @@ SLIDE = """\
 # one pixel by the number of rasters that process did before. Installed only in
 # self-test workers, through the job's ``setup`` callable.
 ORDER_HOOK = """\
-from nanoframes import film as _film
+from nanoframes.frames import film as _film
 
 def install():
     original = _film.Film.raster
@@ -160,7 +160,7 @@ MOVED_HOOK = """\
 import dataclasses
 import os
 
-from nanoframes import reading
+from nanoframes.determinism import reading
 
 def install():
     if not os.environ.get("TZ"):

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 from lxml import etree
 
-from nanoframes.easing import NAMED_EASINGS
 from nanoframes.errors import NanoframesError
-from nanoframes.timeline import (
+from nanoframes.model.easing import NAMED_EASINGS
+from nanoframes.model.timeline import (
     ANIMATABLE,
     Keyframe,
     clamp01,
@@ -487,8 +487,8 @@ def test_pre_parsed_tracks_give_exactly_what_value_at_gives():
     """The per-frame fast path (Animation.tracks) must not change a single value."""
     import glob
 
-    from nanoframes.composition import parse
-    from nanoframes.timeline import parse_transform, value_at
+    from nanoframes.model.composition import parse
+    from nanoframes.model.timeline import parse_transform, value_at
 
     paths = sorted(glob.glob("examples/**/*.nf.svg", recursive=True))
     assert paths

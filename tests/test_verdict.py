@@ -8,9 +8,8 @@ from pathlib import Path
 import pytest
 
 from nanoframes.config import Config
-from nanoframes.digest import SHORT, film_digest
-from nanoframes.ledger import Entry
-from nanoframes.verdict import (
+from nanoframes.determinism.ledger import Entry
+from nanoframes.determinism.verdict import (
     EXCUSED_ENV,
     Kind,
     Reading,
@@ -22,6 +21,7 @@ from nanoframes.verdict import (
     judge,
     stale,
 )
+from nanoframes.frames.digest import SHORT, film_digest
 
 KEY = "examples/card.nf.svg"
 

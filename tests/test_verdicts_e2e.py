@@ -20,7 +20,7 @@ from fontTools.ttLib import TTFont
 from PIL import Image
 
 from nanoframes.cli import main
-from nanoframes.film import Film
+from nanoframes.frames.film import Film
 from nanoframes.text.fonts import bundled_fonts_dir
 
 SVG = """<svg xmlns="http://www.w3.org/2000/svg" data-width="40" data-height="24"

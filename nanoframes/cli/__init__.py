@@ -15,9 +15,10 @@ import os
 import sys
 from concurrent.futures import BrokenExecutor
 
-from .. import __version__, workers
+from .. import __version__
 from ..config import find_project_root
 from ..errors import NanoframesError
+from ..frames import workers
 
 # Subcommand modules, in the order `nanoframes --help` lists them.
 COMMANDS = (

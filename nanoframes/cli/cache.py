@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..cache import FrameCache
+from ..determinism.cache import FrameCache
 
 
 def register(sub) -> None:

@@ -7,8 +7,8 @@ import math
 import os
 from fractions import Fraction
 
-from ..composition import Composition
 from ..errors import NanoframesError
+from ..model.composition import Composition
 
 
 def default_jobs() -> int:

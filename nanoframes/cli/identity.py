@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 
 from ..config import find_project_root, load_config, relative_key
-from ..film import Film
-from ..identity import TOOLCHAIN_PARTS, toolchain_parts
-from ..reading import composition_identity, font_items, media_items
+from ..determinism.identity import TOOLCHAIN_PARTS, toolchain_parts
+from ..determinism.reading import composition_identity, font_items, media_items
+from ..frames.film import Film
 
 
 def register(sub) -> None:

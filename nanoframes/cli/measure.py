@@ -18,11 +18,11 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..bake import Baker
-from ..composition import SVG_NS, local_name, parse
-from ..geometry import IDENTITY, Matrix, multiply, parse_transform, transform_box
+from ..bake.baker import Baker
+from ..model.composition import SVG_NS, local_name, parse
+from ..model.geometry import IDENTITY, Matrix, multiply, parse_transform, transform_box
+from ..model.timeline import fmt
 from ..text.layout import Run
-from ..timeline import fmt
 from .common import frame_index
 
 # Containers whose content is only drawn by reference (or not at all).

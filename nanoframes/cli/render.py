@@ -5,10 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cache import add_cache_arg, cache_from_args, cached_frame, cached_frames
+from ..determinism.cache import add_cache_arg, cache_from_args, cached_frame, cached_frames
 from ..errors import NanoframesError
-from ..film import Film
-from ..output import write_png
+from ..frames.film import Film
+from ..frames.output import write_png
 from ..progress import Progress
 from .common import add_jobs, frame_index, jobs_value
 

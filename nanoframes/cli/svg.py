@@ -6,8 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..bake import Baker
-from ..composition import parse
+from ..bake.baker import Baker
+from ..model.composition import parse
 from .common import frame_index
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..cache import add_cache_arg, cache_from_args, cached_frames
-from ..film import Film
-from ..output import write_video
+from ..determinism.cache import add_cache_arg, cache_from_args, cached_frames
+from ..frames.film import Film
+from ..frames.output import write_video
 from ..progress import Progress
 from .common import add_jobs, jobs_value
 

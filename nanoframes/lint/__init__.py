@@ -62,7 +62,7 @@ def finding(severity: str, code: str, el, t: float | None, message: str,
 
 def lint_file(path: str | Path, project_root: Path | None = None) -> list[Finding]:
     """Every finding for one composition file, in a stable order."""
-    from ..composition import parse
+    from ..model.composition import parse
     from . import assets, canvas, timeline
 
     shown = str(path)

@@ -12,10 +12,10 @@ import difflib
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from ..color import parse_color
-from ..composition import Composition, href_of, local_name
+from ..bake.media import is_composition_href, load_image
 from ..errors import NanoframesError
-from ..media import is_composition_href, load_image
+from ..model.color import parse_color
+from ..model.composition import Composition, href_of, local_name
 from ..text.fonts import font_book, is_generic, parse_family_list
 from ..text.style import font_request, parse_style_attr
 from . import ERROR, WARNING, Finding, finding
@@ -41,7 +41,7 @@ def _drawn(el) -> bool:
 
 
 def _images(comp: Composition) -> Iterator[Finding]:
-    from ..nested import children, resolve_child
+    from ..bake.nested import children, resolve_child
 
     nested = False
     for el in comp.elements:
@@ -66,7 +66,7 @@ def _images(comp: Composition) -> Iterator[Finding]:
 
 def _baker_error(comp: Composition) -> Iterator[Finding]:
     """Whatever else stopped the renderer's setup (e.g. no bundled font face)."""
-    from ..bake import Baker
+    from ..bake.baker import Baker
 
     try:
         Baker(comp)

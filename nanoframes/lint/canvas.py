@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ..composition import Composition, local_name
 from ..errors import NanoframesError
-from ..geometry import (
+from ..model.composition import Composition, local_name
+from ..model.geometry import (
     IDENTITY,
     Box,
     Matrix,
@@ -29,8 +29,8 @@ from ..geometry import (
     parse_transform,
     transform_box,
 )
-from ..timeline import needs_auto_center, transform_to_svg, values_for
-from ..transform import TransformParts
+from ..model.timeline import needs_auto_center, transform_to_svg, values_for
+from ..model.transform import TransformParts
 from . import ERROR, WARNING, Finding, finding
 from .timeline import window
 
@@ -59,7 +59,7 @@ class Context:
 
     @classmethod
     def build(cls, comp: Composition) -> Context:
-        from ..bake import Baker
+        from ..bake.baker import Baker
 
         try:
             baker = Baker(comp)
@@ -225,9 +225,9 @@ def _tolerant(measure: Callable[[Any], Box | None]) -> Callable[[Any], Box | Non
 def _plain_measure(comp: Composition) -> Callable[[Any], Box | None]:
     """Text ink boxes without a Baker (when an asset stops the renderer's setup): the
     resolved face and size, start-anchored, measured by the rasterizer itself."""
-    from ..bake import text_content
+    from ..bake.baker import text_content
     from ..config import load_config
-    from ..raster import get_rasterizer
+    from ..engine.raster import get_rasterizer
     from ..text.fonts import face_bytes, font_book
     from ..text.style import font_request
 
@@ -262,7 +262,7 @@ def check(ctx: Context) -> Iterator[Finding]:
 
 
 def _pivotless_at(motion: Any) -> bool:
-    from ..timeline import parse_transform as parts_of
+    from ..model.timeline import parse_transform as parts_of
 
     parts = motion if isinstance(motion, TransformParts) else parts_of(motion)
     if parts is None or parts.center is not None:

@@ -8,10 +8,10 @@ import math
 from collections.abc import Iterator
 from typing import Any
 
-from ..color import parse_color
-from ..composition import SVG_NS, TIMELINE_TYPE, Composition, presence_of
-from ..easing import is_known_ease
-from ..timeline import ANIMATABLE, COLOR_PROPERTIES, Animation, is_number, parse_transform
+from ..model.color import parse_color
+from ..model.composition import SVG_NS, TIMELINE_TYPE, Composition, presence_of
+from ..model.easing import is_known_ease
+from ..model.timeline import ANIMATABLE, COLOR_PROPERTIES, Animation, is_number, parse_transform
 from . import ERROR, WARNING, Finding, finding
 
 TRANSFORM_KEYS = ("translate", "rotate", "scale", "center")
@@ -33,7 +33,7 @@ def check(comp: Composition) -> Iterator[Finding]:
 
 def _script_of_animation(comp: Composition) -> dict[int, Any]:
     """Animation index -> the <script> it was written in (several scripts are allowed)."""
-    from ..timeline import parse_timeline
+    from ..model.timeline import parse_timeline
 
     out: dict[int, Any] = {}
     n = 0
@@ -52,7 +52,7 @@ def _targets(comp: Composition, anim: Animation, script, where: str) -> Iterator
                       f"{where} matches no element, so it animates nothing")
         return
     if len(anim.selector.parts) > 1:
-        from ..timeline import Selector
+        from ..model.timeline import Selector
 
         for part in anim.selector.parts:
             one = Selector((part,))

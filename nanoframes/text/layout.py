@@ -38,9 +38,9 @@ from pathlib import Path
 
 from lxml import etree
 
-from ..color import format_color, parse_color
 from ..errors import NanoframesError
-from ..timeline import fmt
+from ..model.color import format_color, parse_color
+from ..model.timeline import fmt
 from .fonts import Face
 from .frame_text import (  # noqa: F401  (re-exported: tests and callers import them here)
     FRAME_FIELDS,

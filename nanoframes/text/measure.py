@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ..raster import Rasterizer, get_rasterizer
+from ..engine.raster import Rasterizer, get_rasterizer
 from .fonts import Face, face_bytes
 
 

@@ -3,7 +3,7 @@
 No file outside the project root is ever read: absolute paths, ``file:`` and
 remote URLs, ``..`` escapes and symlinks that lead out are refused before any
 byte is read. Nested compositions (an href ending in ``.nf.svg``) are handled
-by :mod:`nanoframes.nested`.
+by :mod:`nanoframes.bake.nested`.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
-from .errors import NanoframesError
+from ..errors import NanoframesError
 
 MAX_IMAGE_BYTES = 32 * 1024 * 1024
 MAX_IMAGE_SIDE = 16_384

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from .composition import (
+from ..errors import NanoframesError
+from ..model.composition import (
     MAX_ELEMENTS,
     SVG_NS,
     XLINK_NS,
@@ -34,13 +35,12 @@ from .composition import (
     number_attr,
     parse,
 )
-from .errors import NanoframesError
-from .geometry import Matrix, multiply
+from ..model.geometry import Matrix, multiply
+from ..model.timeline import fmt
 from .media import is_composition_href, resolve_reference
-from .timeline import fmt
 
 if TYPE_CHECKING:
-    from .bake import Baker
+    from .baker import Baker
     from .media import Image
 
 MAX_NESTING = 8  # compositions inside compositions; deeper is 'nested-too-deep'
@@ -321,9 +321,8 @@ def unique_prefix(index: int, taken: set[str]) -> str:
 
 def load_nested(baker: Baker, index: int, el, href: str) -> NestedImage:
     """Bake-side setup for one nested ``<image>``: validate the graph once per parent,
-    build (or reuse) the child's Baker, read the time mapping."""
-    from .bake import Baker as _Baker
-
+    build (or reuse) the child's Baker, read the time mapping. The child's Baker is
+    of the parent's class, so this module never imports ``baker`` (no cycle)."""
     comp = baker.comp
     state = baker.__dict__.setdefault("_nested_state", {})
     if "children" not in state:
@@ -334,7 +333,7 @@ def load_nested(baker: Baker, index: int, el, href: str) -> NestedImage:
     films: dict[Path, ChildFilm] = state["children"]
     if path not in films:
         child = state["parsed"].get(path) or parse(path, comp.project_root)
-        films[path] = ChildFilm(child, _Baker(child, baker.book))
+        films[path] = ChildFilm(child, type(baker)(child, baker.book))
     def number(name: str, default: float) -> float:
         value = number_attr(el, name, comp.path, default)  # a bad number is an error, not a default
         return default if value is None else value
@@ -360,16 +359,14 @@ def all_images(baker: Baker) -> list[tuple[Baker, Image]]:
     return out
 
 
-def source_extras(comp: Composition) -> list[tuple[str, str]]:
-    """``(child path relative to comp's directory, child's canonical source digest)`` for
-    every nested composition, recursively: the ``extra`` of ``identity.source_digest``,
-    so editing a child (or a grandchild) moves the parent's ``source``."""
+def child_sources(comp: Composition) -> list[tuple[str, Composition]]:
+    """``(child path relative to comp's directory, parsed child)`` for every nested
+    composition, recursively, sorted by path. The identity layer digests each child's
+    source into the parent's, so editing a child (or a grandchild) moves ``source``."""
     import os
-
-    from .identity import source_digest
 
     base = comp.directory.resolve()
     parsed: dict[Path, Composition] = {}
     paths = _walk(comp, parsed)
-    return sorted((Path(os.path.relpath(p, base)).as_posix(), source_digest(parsed[p].root))
-                  for p in paths)
+    return sorted(((Path(os.path.relpath(p, base)).as_posix(), parsed[p]) for p in paths),
+                  key=lambda item: item[0])

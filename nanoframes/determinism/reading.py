@@ -12,12 +12,13 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .bake import Baker
-from .composition import Composition
-from .config import Config, find_project_root, load_config, relative_key
-from .digest import SHORT, film_digest
-from .errors import NanoframesError
-from .film import Film, film_digests
+from ..bake.baker import Baker
+from ..config import Config, find_project_root, load_config, relative_key
+from ..errors import NanoframesError
+from ..frames.digest import SHORT, film_digest
+from ..frames.film import Film, film_digests
+from ..model.composition import Composition
+from ..text.fonts import face_digest
 from .identity import (
     Identity,
     fonts_digest,
@@ -27,7 +28,6 @@ from .identity import (
     toolchain_parts,
 )
 from .ledger import Entry, Ledger, read_ledger
-from .text.fonts import face_digest
 from .verdict import Reading, Verdict, error, excuse_for, excused_list, judge
 
 # file versions (path, mtime_ns, size, inode) of a composition and its nested
@@ -52,9 +52,15 @@ def _version(path: Path) -> tuple[str, int, int, int]:
     return (str(path), st.st_mtime_ns, st.st_size, st.st_ino)
 
 
-def _source(comp: Composition, baker: Baker) -> str:
-    from .nested import source_extras
+def source_extras(comp: Composition) -> list[tuple[str, str]]:
+    """``(child path, child's canonical source digest)`` for every nested composition,
+    recursively: the ``extra`` of ``identity.source_digest``."""
+    from ..bake.nested import child_sources
 
+    return [(name, source_digest(child.root)) for name, child in child_sources(comp)]
+
+
+def _source(comp: Composition, baker: Baker) -> str:
     try:
         key = tuple(_version(p) for p in (comp.path, *sorted(set(_children(baker)))))
     except OSError:  # parsed from bytes no longer on disk: never cache
@@ -68,7 +74,7 @@ def _source(comp: Composition, baker: Baker) -> str:
 def media_items(comp: Composition, baker: Baker) -> list[tuple[str, str]]:
     """``(path relative to the composition, SHA-256)`` of each raster image drawn,
     nested compositions' images included (their sources count in ``source``)."""
-    from .nested import all_images
+    from ..bake.nested import all_images
 
     base = comp.directory.resolve()
     items = {(Path(os.path.relpath(img.path, base)).as_posix(), img.sha256)

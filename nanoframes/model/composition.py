@@ -17,8 +17,8 @@ from pathlib import Path
 
 from lxml import etree
 
-from .config import find_project_root
-from .errors import NanoframesError
+from ..config import find_project_root
+from ..errors import NanoframesError
 from .timeline import Animation, parse_timeline
 
 SVG_NS = "http://www.w3.org/2000/svg"

@@ -16,17 +16,17 @@ from collections.abc import Callable
 
 from lxml import etree
 
-from .color import format_color, parse_color
-from .composition import SVG_NS, XLINK_NS, Composition, aspect_of, local_name, presence_of
-from .config import load_config
-from .errors import NanoframesError
-from .geometry import Box, center, local_box
+from ..config import load_config
+from ..errors import NanoframesError
+from ..model.color import format_color, parse_color
+from ..model.composition import SVG_NS, XLINK_NS, Composition, aspect_of, local_name, presence_of
+from ..model.geometry import Box, center, local_box
+from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
+from ..text.fonts import Face, FontBook, Resolution, font_book
+from ..text.layout import TextLayouts
+from ..text.style import font_request, parse_style_attr
 from .media import Image, is_composition_href, load_image
 from .nested import NestedImage, load_nested
-from .text.fonts import Face, FontBook, Resolution, font_book
-from .text.layout import TextLayouts
-from .text.style import font_request, parse_style_attr
-from .timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
 
 HREF = "href"
 XHREF = f"{{{XLINK_NS}}}href"

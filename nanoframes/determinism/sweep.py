@@ -12,10 +12,11 @@ from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .composition import Composition, parse
-from .config import Config, relative_key
-from .errors import NanoframesError
-from .film import submit_digests
+from ..config import Config, relative_key
+from ..errors import NanoframesError
+from ..frames.film import submit_digests
+from ..frames.workers import booting_pool
+from ..model.composition import Composition, parse
 from .ledger import Entry, Ledger, RecordSummary, merge, read_ledger, write_ledger
 from .reading import PendingReading, entry_from_reading, frames_to_read, start_reading
 from .verdict import (
@@ -29,7 +30,6 @@ from .verdict import (
     judge,
     stale,
 )
-from .workers import booting_pool
 
 SUFFIX = ".nf.svg"
 

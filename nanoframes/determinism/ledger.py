@@ -17,8 +17,8 @@ from itertools import pairwise
 from pathlib import Path
 from typing import Any
 
-from .digest import SHORT
-from .errors import NanoframesError
+from ..errors import NanoframesError
+from ..frames.digest import SHORT
 from .identity import TOOLCHAIN_PARTS
 
 LEDGER_VERSION = 1

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import NanoframesError
+from ..errors import NanoframesError
 
 MAX_SIDE = 16384
 

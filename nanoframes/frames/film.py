@@ -21,11 +21,11 @@ from pathlib import Path
 
 import numpy as np
 
+from ..bake.baker import Baker
+from ..engine.raster import get_rasterizer
+from ..model.composition import Composition, parse
 from . import workers
-from .bake import Baker
-from .composition import Composition, parse
 from .digest import frame_digest
-from .raster import get_rasterizer
 from .workers import worker_pool
 
 _HELD = 8  # frames kept for de-duplication when frames themselves are returned
@@ -59,7 +59,7 @@ class Film:
     def _prepare(self):
         rast = get_rasterizer(self._slot)
         if not self._registered:
-            from .text.fonts import face_bytes
+            from ..text.fonts import face_bytes
 
             for face in self.baker.faces():
                 rast.register_font(face.name, face_bytes(face))

@@ -19,9 +19,9 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any
 
+from ..errors import NanoframesError
 from .color import RGBA, lerp, lerp_color, parse_color
 from .easing import ease, linear, parse_ease
-from .errors import NanoframesError
 from .numbers import clamp01, fmt, is_number  # noqa: F401 - re-exported
 from .transform import (  # noqa: F401 - re-exported for callers of the timeline API
     TransformParts,

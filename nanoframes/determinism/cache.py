@@ -50,7 +50,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .errors import NanoframesError
+from ..errors import NanoframesError
 
 MAGIC = b"NFCACHE1"
 _HEADER = struct.Struct("<8sII32s32s")
@@ -289,7 +289,7 @@ def cached_frames(film, indices: Iterable[int] | None = None, jobs: int = 1,
     over ``jobs`` worker processes, and stored. An entry that fails verification
     is rendered again in this process. With ``cache=None`` this is ``film_frames``.
     """
-    from .film import film_frames
+    from ..frames.film import film_frames
 
     order = film.indices(indices)
     if cache is None:

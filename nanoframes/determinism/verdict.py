@@ -14,8 +14,8 @@ from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
 
-from .config import Config, relative_key
-from .digest import SHORT
+from ..config import Config, relative_key
+from ..frames.digest import SHORT
 from .identity import TOOLCHAIN_PARTS
 from .ledger import Entry
 

@@ -26,7 +26,7 @@ TOOLCHAIN_PARTS = ("thorvg-python", "libthorvg", "nanoframes", "modules")
 CHECK_ONLY_ATTRIBUTES = frozenset({"data-safe-margin", "data-palette-budget"})
 TIMELINE_TYPE = "application/nanoframes+json"
 
-_PACKAGE_DIR = Path(__file__).resolve().parent
+_PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the nanoframes package
 
 
 @dataclass(frozen=True)
@@ -89,7 +89,7 @@ def modules_digest(directory: str | Path | None = None) -> str:
 
 def _libthorvg_sha256() -> str:
     try:
-        from .raster import library_sha256
+        from ..engine.raster import library_sha256
     except ImportError:
         # raster.py owns this; until it exists, hash the library the binding loaded.
         from thorvg_python import engine
@@ -102,7 +102,7 @@ def _libthorvg_sha256() -> str:
 def _toolchain_parts() -> tuple[tuple[str, str], ...]:
     from importlib.metadata import version
 
-    from . import __version__
+    from .. import __version__
 
     return (
         ("thorvg-python", version("thorvg-python")),

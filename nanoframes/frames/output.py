@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 from PIL import Image
 
-from .errors import NanoframesError
+from ..errors import NanoframesError
 
 
 def atomic_path(target: Path, suffix: str = ".tmp"):

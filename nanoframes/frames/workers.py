@@ -23,7 +23,7 @@ from pathlib import Path
 
 # Modules the forkserver imports once (no ThorVG engine exists there yet, so
 # forking it is safe); each worker then starts with the renderer imported.
-PRELOAD = ["nanoframes.film", "nanoframes.text.fonts", "fontTools.ttLib.ttFont",
+PRELOAD = ["nanoframes.frames.film", "nanoframes.text.fonts", "fontTools.ttLib.ttFont",
            "fontTools.ttLib.tables._n_a_m_e", "fontTools.ttLib.tables.O_S_2f_2"]
 
 # Set in each worker by its initializer: whether it has a second CPU to itself
@@ -118,13 +118,13 @@ def _worker_init(root: str | None, spare: bool) -> None:
     threads_to_spare = spare
     # Warm up what every first task needs, so no task pays for it: the engine
     # and canvas, and the project's font book (a scan of the font directories).
-    from .raster import get_rasterizer
+    from ..engine.raster import get_rasterizer
 
     get_rasterizer()
     if root is not None:
         try:
-            from .config import load_config
-            from .text.fonts import font_book
+            from ..config import load_config
+            from ..text.fonts import font_book
 
             font_book(load_config(Path(root)))
         except Exception:  # noqa: BLE001 - a bad config is reported by the task that needs it

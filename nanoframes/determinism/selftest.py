@@ -29,7 +29,7 @@ that differs from the baseline's means the inputs moved during the run (a file
 was edited), which is reported as such rather than blamed on the variation.
 The self-test never reads or writes the frame cache or the ledger.
 
-The worker is this module run as ``python -m nanoframes.selftest --worker``
+The worker is this module run as ``python -m nanoframes.determinism.selftest --worker``
 with a JSON job on stdin. A job may name a ``setup`` callable
 (``"module:function"``) that the worker calls before rendering; the test suite
 uses it to install a deliberately order-dependent render hook and show that the
@@ -308,7 +308,7 @@ def _run_job(job: _Job, targets: Sequence[_Target], root: Path, setup: str | Non
             "segments": [[n, list(ix)] for n, ix in job.segments],
             "dedup": job.dedup, "jobs": job.jobs, "pipeline": job.pipeline, "setup": setup}
     try:
-        proc = subprocess.run([sys.executable, "-m", "nanoframes.selftest", "--worker"],
+        proc = subprocess.run([sys.executable, "-m", "nanoframes.determinism.selftest", "--worker"],
                               input=json.dumps(spec), capture_output=True, text=True,
                               env=dict(job.env), timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -333,9 +333,9 @@ def run(paths: Iterable[str | Path], config=None, *, variations: Sequence[str] =
     ``env`` replaces the environment the workers start from (default: this
     process's); ``setup`` is a ``"module:function"`` each worker calls first.
     """
-    from .composition import parse
-    from .config import find_project_root, load_config, relative_key
-    from .errors import NanoframesError
+    from ..config import find_project_root, load_config, relative_key
+    from ..errors import NanoframesError
+    from ..model.composition import parse
     from .reading import sample_indices
 
     paths = [Path(p).absolute() for p in paths]
@@ -385,7 +385,7 @@ def run_one(path: str | Path, config=None, **options: Any) -> CompositionSelftes
 def _judge(n: int, target: _Target, jobs: Sequence[_Job], outs: Sequence[dict[str, Any]],
            variations: Sequence[str], notes: Mapping[str, str]) -> CompositionSelftest:
     """Compare each variation's digests of target ``n`` with the baseline's."""
-    from .digest import film_digest
+    from ..frames.digest import film_digest
 
     def frames_of(job: _Job, out: dict[str, Any]) -> tuple[dict[int, str], str | None, Any]:
         if "error" in out:
@@ -459,7 +459,7 @@ def register_selftest_args(parser) -> None:
 
 def run_selftest_cli(args) -> int:
     """``nanoframes digest --selftest [PATH...] [--all] [--samples N] [--json]``."""
-    from .config import find_project_root, load_config
+    from ..config import find_project_root, load_config
     from .sweep import collect
 
     if getattr(args, "check", False) or getattr(args, "record", False):
@@ -518,8 +518,8 @@ def _worker(spec: Mapping[str, Any]) -> dict[str, Any]:
 
         module, _, func = setup.partition(":")
         getattr(importlib.import_module(module), func or "setup")()
-    from .errors import NanoframesError
-    from .film import Film, film_digests, worker_pool
+    from ..errors import NanoframesError
+    from ..frames.film import Film, film_digests, worker_pool
     from .reading import composition_identity
 
     root = Path(spec["root"])
@@ -562,7 +562,8 @@ def _worker(spec: Mapping[str, Any]) -> dict[str, Any]:
 
 def _main(argv: Sequence[str]) -> int:
     if list(argv) != ["--worker"]:
-        print("usage: python -m nanoframes.selftest --worker < job.json", file=sys.stderr)
+        print("usage: python -m nanoframes.determinism.selftest --worker < job.json",
+              file=sys.stderr)
         return 2
     out = _worker(json.loads(sys.stdin.read()))
     sys.stdout.write(_MARK + json.dumps(out) + "\n")
