@@ -76,8 +76,8 @@ def test_workers_digests_identical_with_or_without_their_pipeline(
     # forced here both ways, since this machine may have too few CPUs to choose it.
     film = Film.open(comp_path)
     with worker_pool(2, pipeline=pipeline) as pool:
-        assert pool.submit(eval, "__import__('nanoframes.frames.workers').frames.workers.threads_to_spare"
-                           ).result() is pipeline  # the worker really runs that way
+        probe = "__import__('nanoframes.frames.workers').frames.workers.threads_to_spare"
+        assert pool.submit(eval, probe).result() is pipeline  # the worker really runs that way
         assert film_digests(film, jobs=2, pool=pool) == [hashlib.sha256(f).hexdigest()
                                                          for f in serial]
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from nanoframes.determinism import ledger as ledger_module
+from nanoframes import files as files_module
 from nanoframes.determinism.ledger import (
     LEDGER_VERSION,
     Entry,
@@ -270,9 +270,10 @@ def test_a_failed_rename_leaves_the_old_ledger_and_no_temp_file(
     def crash(src: object, dst: object) -> None:
         raise OSError("simulated crash during rename")
 
-    monkeypatch.setattr(ledger_module.os, "replace", crash)
-    with pytest.raises(OSError, match="simulated"):
+    monkeypatch.setattr(files_module.os, "replace", crash)
+    with pytest.raises(NanoframesError, match="simulated") as err:
         write_ledger(sample_ledger(path))
+    assert err.value.code == "ledger-write" and err.value.file == str(path)
     assert path.read_bytes() == old_bytes
     assert sorted(p.name for p in tmp_path.iterdir()) == ["digests.json"]
     assert read_ledger(path).entries == {"a.nf.svg": make_entry(seed="a")}
@@ -286,8 +287,8 @@ def test_a_failed_write_leaves_no_temp_file(
     def crash(fd: int) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(ledger_module.os, "fsync", crash)
-    with pytest.raises(OSError, match="disk full"):
+    monkeypatch.setattr(files_module.os, "fsync", crash)
+    with pytest.raises(NanoframesError, match="disk full"):
         write_ledger(sample_ledger(path))
     assert list(tmp_path.iterdir()) == []
 

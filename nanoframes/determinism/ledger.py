@@ -7,10 +7,7 @@ guess) and written so that a crash leaves either the old or the new file.
 
 from __future__ import annotations
 
-import contextlib
 import json
-import os
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -18,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NanoframesError
+from ..files import write_bytes_atomic
 from ..frames.digest import SHORT
 from .identity import TOOLCHAIN_PARTS
 
@@ -272,59 +270,9 @@ def dumps(ledger: Ledger) -> str:
 
 
 def write_ledger(ledger: Ledger) -> None:
-    """Write atomically: temp file in the same directory, fsync, rename, fsync the directory.
-
-    A crash at any moment leaves the old ledger or the new one, never a torn file.
-    """
-    path = Path(ledger.path)
-    data = dumps(ledger).encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        mode = path.stat().st_mode & 0o777
-    except FileNotFoundError:
-        mode = 0o644  # mkstemp's 0600 would make a committed file private
-    _sweep_orphans(path)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.{os.getpid()}.",
-                               suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-    _fsync_directory(path.parent)
-
-
-def _sweep_orphans(path: Path) -> None:
-    """Remove temp files of writers that were killed mid-write (their pid is gone).
-    They were never the ledger, but they would pile up beside it."""
-    for tmp in path.parent.glob(f".{path.name}.*.tmp"):
-        pid = tmp.name[len(path.name) + 2:].split(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-        except OSError:
-            pass  # alive but not ours to signal: leave it
-
-
-def _fsync_directory(directory: Path) -> None:
-    # Makes the rename itself durable; not possible (nor needed) on Windows.
-    if os.name != "posix":
-        return
-    fd = os.open(directory, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    """Write atomically (``files.atomic_target``): a crash at any moment leaves the
+    old ledger or the new one, never a torn file; a failed write is one line."""
+    write_bytes_atomic(ledger.path, dumps(ledger).encode("utf-8"), code="ledger-write")
 
 
 def merge(

@@ -8,8 +8,6 @@ one machine; MP4 bytes are still never the unit of a digest.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterable
 from fractions import Fraction
 from pathlib import Path
@@ -18,41 +16,13 @@ import numpy as np
 from PIL import Image
 
 from ..errors import NanoframesError
-
-
-def atomic_path(target: Path, suffix: str = ".tmp"):
-    """A temp file beside ``target``; the caller renames it into place."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=suffix, dir=target.parent)
-    os.close(fd)
-    return Path(tmp)
-
-
-def _output_failed(exc: OSError, path: Path) -> NanoframesError:
-    return NanoframesError("output-failed", f"cannot write: {exc.strerror or exc}", path)
-
-
-def _temp_for(path: Path, suffix: str = ".tmp") -> Path:
-    """The parent directories and a temp file for ``path``; OS errors are user errors."""
-    if path.is_dir():
-        raise NanoframesError("output-failed", "is a directory, not a file", path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return atomic_path(path, suffix)
-    except OSError as exc:
-        raise _output_failed(exc, path) from None
+from ..files import atomic_target
 
 
 def write_png(frame: np.ndarray, path: Path) -> None:
-    path = Path(path)
-    tmp = _temp_for(path)
-    try:
+    with atomic_target(path, code="output-failed", durable=False) as tmp:
         Image.fromarray(np.ascontiguousarray(frame), "RGBA").save(tmp, format="PNG",
                                                                    compress_level=6)
-        os.replace(tmp, path)
-    except OSError as exc:
-        raise _output_failed(exc, path) from None
-    finally:
-        tmp.unlink(missing_ok=True)
 
 
 def read_png_rgba(path: Path) -> np.ndarray:
@@ -78,9 +48,9 @@ def write_video(frames: Iterable[np.ndarray], path: Path, width: int, height: in
 
     path = Path(path)
     ew, eh = even_size(width, height)
-    tmp = _temp_for(path, ".tmp.mp4")  # the one temp file: renamed or removed below
     try:
-        with av.open(str(tmp), mode="w", format="mp4",
+        with atomic_target(path, ".tmp.mp4", code="output-failed", durable=False) as tmp, \
+                av.open(str(tmp), mode="w", format="mp4",
                      options={"fflags": "+bitexact", "movflags": "+faststart"}) as container:
             stream = container.add_stream("libx264", rate=fps)
             stream.width, stream.height, stream.pix_fmt = ew, eh, "yuv420p"
@@ -101,10 +71,5 @@ def write_video(frames: Iterable[np.ndarray], path: Path, width: int, height: in
                     container.mux(packet)
             for packet in stream.encode():
                 container.mux(packet)
-        os.replace(tmp, path)
     except av.error.FFmpegError as exc:
         raise NanoframesError("video-failed", str(exc), path) from None
-    except OSError as exc:
-        raise _output_failed(exc, path) from None
-    finally:
-        tmp.unlink(missing_ok=True)

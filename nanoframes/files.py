@@ -1,0 +1,162 @@
+"""Writing files so that nothing is ever half-written: the one atomic writer.
+
+Every file nanoframes produces (ledger, PNG, MP4, cache entry, store entry,
+report) goes through :func:`atomic_target`: the bytes go to a temp file beside
+the target, are flushed to disk, get the permissions a plain ``open()`` would
+have given (the umask honoured, or the old file's mode kept), and are renamed
+over the target in one step. A reader sees the old file or the new one.
+
+Temp files are named ``.<target name>.<pid>.<random><suffix>``, so a later
+writer in the same directory can tell a temp file whose writer was killed
+(its process is gone) from one being written right now, and sweeps the dead
+ones. Temp files of this process that are still open are remembered, so a
+signal handler can remove them before the process exits
+(:func:`remove_live_temps`).
+
+OS errors become one-line :class:`NanoframesError` s naming the file and the
+reason (read-only file system, disk full, a directory in the way, ...).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import tempfile
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+from .errors import NanoframesError
+
+_LIVE: set[str] = set()  # temp files this process has open right now
+_LIVE_LOCK = threading.Lock()
+_UMASK: int | None = None
+
+
+def umask() -> int:
+    """The process umask (read once: reading it means setting it)."""
+    global _UMASK
+    if _UMASK is None:
+        current = os.umask(0o022)
+        os.umask(current)
+        _UMASK = current
+    return _UMASK
+
+
+def new_file_mode() -> int:
+    """The mode ``open(path, "w")`` would give a new file: 0666 less the umask."""
+    return 0o666 & ~umask()
+
+
+def write_failed(exc: OSError, path: Path | str, code: str = "write-failed") -> NanoframesError:
+    """One line for an OS error while writing ``path``."""
+    if isinstance(exc, IsADirectoryError):
+        reason = "is a directory, not a file"
+    else:
+        reason = exc.strerror or str(exc)
+    return NanoframesError(code, f"cannot write: {reason}", path)
+
+
+def _temp_prefix(target: Path) -> str:
+    return f".{target.name}.{os.getpid()}."
+
+
+def sweep_orphans(target: Path, suffix: str = ".tmp") -> int:
+    """Remove temp files beside ``target`` whose writer process is gone; return how many."""
+    removed = 0
+    try:
+        candidates = list(target.parent.glob(f".{target.name}.*{suffix}"))
+    except OSError:
+        return 0
+    for tmp in candidates:
+        pid = tmp.name[len(target.name) + 2:].split(".", 1)[0]
+        if not pid.isdigit() or int(pid) == os.getpid():
+            continue
+        try:
+            os.kill(int(pid), 0)
+        except ProcessLookupError:
+            with contextlib.suppress(OSError):
+                tmp.unlink()
+                removed += 1
+        except OSError:
+            pass  # alive but not ours to signal: leave it
+    return removed
+
+
+def remove_live_temps() -> None:
+    """Delete this process's unfinished temp files (called on SIGINT/SIGTERM)."""
+    with _LIVE_LOCK:
+        live = list(_LIVE)
+        _LIVE.clear()
+    for name in live:
+        with contextlib.suppress(OSError):
+            os.unlink(name)
+
+
+def _fsync_directory(directory: Path) -> None:
+    # Makes the rename itself durable; not possible (nor needed) on Windows.
+    if os.name != "posix":
+        return
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+@contextlib.contextmanager
+def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-failed",
+                  durable: bool = True) -> Iterator[Path]:
+    """Yield a temp path beside ``path``; on a clean exit it replaces ``path``.
+
+    The caller writes the temp file however it likes (PIL, PyAV, plain bytes).
+    ``suffix`` lets writers that pick a format by extension see it
+    (``".tmp.mp4"``). ``durable`` fsyncs the file and the directory (the
+    ledger, the store); frames written by the hundred may skip it. On any
+    error the temp file is removed and the target is untouched; an OS error
+    becomes one ``NanoframesError`` line.
+    """
+    target = Path(path)
+    if target.is_dir():
+        raise NanoframesError(code, "cannot write: is a directory, not a file", target)
+    try:
+        mode = target.stat().st_mode & 0o777
+    except FileNotFoundError:
+        mode = new_file_mode()
+    except OSError as exc:
+        raise write_failed(exc, target, code) from None
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sweep_orphans(target, suffix)
+        fd, name = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=suffix,
+                                    dir=target.parent)
+        os.close(fd)
+    except OSError as exc:
+        raise write_failed(exc, target, code) from None
+    with _LIVE_LOCK:
+        _LIVE.add(name)
+    tmp = Path(name)
+    try:
+        yield tmp
+        if durable:
+            with open(tmp, "rb+") as fh:
+                os.fsync(fh.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+        if durable:
+            _fsync_directory(target.parent)
+    except OSError as exc:
+        raise write_failed(exc, target, code) from None
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(name)
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+
+
+def write_bytes_atomic(path: Path | str, data: bytes, *, code: str = "write-failed",
+                       durable: bool = True) -> None:
+    """Write ``data`` to ``path`` through :func:`atomic_target`."""
+    with atomic_target(path, code=code, durable=durable) as tmp:
+        tmp.write_bytes(data)
