@@ -88,13 +88,9 @@ def modules_digest(directory: str | Path | None = None) -> str:
 
 
 def _libthorvg_sha256() -> str:
-    try:
-        from ..engine.raster import library_sha256
-    except ImportError:
-        # raster.py owns this; until it exists, hash the library the binding loaded.
-        from thorvg_python import engine
+    from ..engine.raster import engine_version, library_sha256
 
-        return _file_sha256(engine.THORVG_LIB._name)
+    engine_version()  # a build nanoframes cannot draw with is one error here, not later
     return library_sha256()
 
 

@@ -66,11 +66,26 @@ _SIGNATURES: dict[str, tuple[list[type], type | None]] = {
 }
 
 
+LIBRARY_ENV = "NANOFRAMES_LIBTHORVG"  # a libthorvg build to load instead of the wheel's
+REQUIRED_MAJOR = 1  # the C API this binding is written against (ThorVG 1.x)
+
+
 @lru_cache(maxsize=1)
 def library_path() -> Path:
-    """The libthorvg file thorvg-python loads (its bytes are part of the toolchain identity)."""
-    from thorvg_python.engine import THORVG_LIB
-
+    """The libthorvg file drawn with (its bytes are the toolchain's ``libthorvg`` part):
+    ``$NANOFRAMES_LIBTHORVG`` when set, else the one thorvg-python ships."""
+    chosen = os.environ.get(LIBRARY_ENV, "").strip()
+    if chosen:
+        path = Path(chosen).expanduser()
+        if not path.is_file():
+            raise NanoframesError("thorvg-invalid",
+                                  f"{LIBRARY_ENV} names no readable file", path)
+        return path.resolve()
+    try:
+        from thorvg_python.engine import THORVG_LIB
+    except (ImportError, OSError, AttributeError) as exc:
+        raise NanoframesError("thorvg-missing", f"thorvg-python {thorvg_python_version()} "
+                              f"could not load its libthorvg: {exc}") from None
     if THORVG_LIB is None:
         raise NanoframesError("thorvg-missing", "thorvg-python could not load libthorvg")
     return Path(THORVG_LIB._name).resolve()
@@ -82,16 +97,69 @@ def library_sha256() -> str:
 
 
 def thorvg_python_version() -> str:
-    from importlib.metadata import version
+    from importlib.metadata import PackageNotFoundError, version
 
-    return version("thorvg-python")
+    try:
+        return version("thorvg-python")
+    except PackageNotFoundError:
+        return "not installed"
+
+
+def _which_build(path: Path) -> str:
+    if os.environ.get(LIBRARY_ENV, "").strip():
+        return f"{path} (from {LIBRARY_ENV})"
+    return f"{path} (thorvg-python {thorvg_python_version()})"
+
+
+def _engine_version(lib: ctypes.CDLL, path: Path) -> str:
+    """ThorVG's own answer to its version query; anything but 1.x is one clear error."""
+    try:
+        query = lib.tvg_engine_version
+    except AttributeError:
+        raise NanoframesError(
+            "thorvg-invalid", f"{_which_build(path)} does not answer ThorVG's version query "
+            f"(tvg_engine_version): not a ThorVG {REQUIRED_MAJOR}.x library") from None
+    query.argtypes = [POINTER(c_uint32)] * 3 + [POINTER(c_char_p)]
+    query.restype = c_int
+    major, minor, micro, text = c_uint32(), c_uint32(), c_uint32(), c_char_p()
+    if query(major, minor, micro, text) != _SUCCESS:
+        raise NanoframesError("thorvg-invalid",
+                              f"{_which_build(path)}: ThorVG's version query failed")
+    found = f"{major.value}.{minor.value}.{micro.value}"
+    if major.value != REQUIRED_MAJOR:
+        raise NanoframesError(
+            "thorvg-invalid", f"{_which_build(path)} is ThorVG {found}; nanoframes needs "
+            f"ThorVG {REQUIRED_MAJOR}.x (thorvg-python {PINNED_THORVG_PYTHON})")
+    return found
+
+
+PINNED_THORVG_PYTHON = "1.1.3"  # the pin in pyproject.toml: the build the ledger expects
+
+
+@lru_cache(maxsize=1)
+def engine_version() -> str:
+    """The ThorVG version of the library drawn with (after the checks of ``_lib``)."""
+    return _engine_version(_lib(), library_path())
 
 
 @lru_cache(maxsize=1)
 def _lib() -> ctypes.CDLL:
-    # Our own CDLL object over the same dlopen handle: the wrapper rewrites the
-    # argtypes of its function objects per call, ours stay fixed.
-    lib = ctypes.CDLL(str(library_path()))
+    # Our own CDLL object over the library: the wrapper rewrites the argtypes of
+    # its function objects per call, ours stay fixed. Loading checks the build
+    # first, so a wrong one is one line, never an AttributeError mid-render.
+    path = library_path()
+    try:
+        lib = ctypes.CDLL(str(path))
+    except OSError as exc:
+        raise NanoframesError("thorvg-invalid",
+                              f"{_which_build(path)} cannot be loaded: {exc}") from None
+    found = _engine_version(lib, path)
+    missing = [name for name in _SIGNATURES if not hasattr(lib, name)]
+    if missing:
+        raise NanoframesError(
+            "thorvg-invalid", f"{_which_build(path)} is ThorVG {found} without "
+            f"{', '.join(missing[:3])}{' ...' if len(missing) > 3 else ''}; nanoframes needs "
+            f"the API of thorvg-python {PINNED_THORVG_PYTHON} (ThorVG 1.0.x)")
     for name, (argtypes, restype) in _SIGNATURES.items():
         fn = getattr(lib, name)
         fn.argtypes = argtypes
