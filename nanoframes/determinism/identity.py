@@ -74,18 +74,21 @@ _DATA_DIRS = frozenset({"fonts"})
 def module_files(directory: str | Path | None = None) -> list[tuple[str, Path]]:
     """``(relative POSIX path, path)`` of the package's modules, sorted.
 
-    A module is a ``*.py`` file whose every path part is an importable name, so
-    what counts is the same whichever way the package was installed: editor
-    leftovers (``.#film.py``, ``film-old.py``), ``__pycache__`` and compiled
-    files, the data directories and anything an installer puts beside the
-    package (``__editable__`` finders live in site-packages, not here) do not.
+    A module is a ``*.py`` file with an importable name in a regular package
+    (a directory with ``__init__.py``) under this one: exactly what the build
+    puts in a wheel, so the set is the same whichever way the package was
+    installed. Editor leftovers (``.#film.py``, ``film-old.py``), directories
+    that are not packages, ``__pycache__`` and compiled files, the data
+    directories and what an installer puts beside the package (``__editable__``
+    finders live in site-packages, not here) do not count.
     """
     base = Path(directory) if directory is not None else _PACKAGE_DIR
     files: list[tuple[str, Path]] = []
     for dirpath, dirnames, filenames in os.walk(base):
         top = Path(dirpath) == base
         dirnames[:] = [d for d in dirnames if d.isidentifier() and d != "__pycache__"
-                       and not (top and d in _DATA_DIRS)]
+                       and not (top and d in _DATA_DIRS)
+                       and Path(dirpath, d, "__init__.py").is_file()]
         for name in filenames:
             path = Path(dirpath, name)
             if name.endswith(".py") and name[:-3].isidentifier() and path.is_file():
