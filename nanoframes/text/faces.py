@@ -23,7 +23,6 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import NamedTuple
 
@@ -40,6 +39,8 @@ def bundled_fonts_dir() -> Path:
     data), the path where it would be: it holds no faces, so text fails with
     ``font-missing`` naming that path, and text-free films still work.
     """
+    from importlib import resources  # here: most commands never need the faces
+
     try:
         found = resources.files(BUNDLED_PACKAGE)
     except ModuleNotFoundError:
