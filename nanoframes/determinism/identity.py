@@ -66,23 +66,45 @@ def _file_sha256(path: str | Path) -> str:
 # --- toolchain -------------------------------------------------------------
 
 
+# Subdirectories of the package that hold data, not code: an editable install
+# finds the bundled faces outside the package directory, a wheel inside it.
+_DATA_DIRS = frozenset({"fonts"})
+
+
+def module_files(directory: str | Path | None = None) -> list[tuple[str, Path]]:
+    """``(relative POSIX path, path)`` of the package's modules, sorted.
+
+    A module is a ``*.py`` file with an importable name in a regular package
+    (a directory with ``__init__.py``) under this one: exactly what the build
+    puts in a wheel, so the set is the same whichever way the package was
+    installed. Editor leftovers (``.#film.py``, ``film-old.py``), directories
+    that are not packages, ``__pycache__`` and compiled files, the data
+    directories and what an installer puts beside the package (``__editable__``
+    finders live in site-packages, not here) do not count.
+    """
+    base = Path(directory) if directory is not None else _PACKAGE_DIR
+    files: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(base):
+        top = Path(dirpath) == base
+        dirnames[:] = [d for d in dirnames if d.isidentifier() and d != "__pycache__"
+                       and not (top and d in _DATA_DIRS)
+                       and Path(dirpath, d, "__init__.py").is_file()]
+        for name in filenames:
+            path = Path(dirpath, name)
+            if name.endswith(".py") and name[:-3].isidentifier() and path.is_file():
+                files.append((path.relative_to(base).as_posix(), path))
+    return sorted(files)
+
+
 def modules_digest(directory: str | Path | None = None) -> str:
-    """SHA-256 over every ``*.py`` under ``directory`` (default: this package).
+    """SHA-256 over the package's modules (:func:`module_files`; default: this package).
 
     Only the ``nanoframes`` package counts: ``pytest_nanoframes`` reports
     verdicts and draws nothing. Each file contributes its relative POSIX path
     and its bytes' digest, so a rename moves the digest as well as an edit.
     """
-    base = Path(directory) if directory is not None else _PACKAGE_DIR
-    files: list[tuple[str, Path]] = []
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if d != "__pycache__"]
-        for name in filenames:
-            path = Path(dirpath, name)
-            if name.endswith(".py") and path.is_file():
-                files.append((path.relative_to(base).as_posix(), path))
     h = hashlib.sha256()
-    for rel, path in sorted(files):
+    for rel, path in module_files(directory):
         h.update(rel.encode("utf-8") + b"\0" + _file_sha256(path).encode("ascii") + b"\n")
     return h.hexdigest()
 

@@ -1,42 +1,53 @@
-"""Font discovery and CSS-ish family resolution (CONTRACT.md §4).
+"""CSS-ish ``font-family`` resolution over the candidate faces.
 
-ThorVG matches one exact registered name and silently falls back otherwise
-(THORVG.md, "Text"), so nanoframes resolves every ``font-family`` list to one
-:class:`Face` itself and writes that face's ``name`` into the rendered document.
+ThorVG matches one exact registered name and silently falls back otherwise, so
+nanoframes resolves every ``font-family`` list to one :class:`Face` itself and
+writes that face's ``name`` into the rendered document.
 
-Candidates, in order: the faces bundled in the repository's ``fonts/`` (the
-default first), configured project font directories, then the host's font
-directories. Only files ThorVG 1.0.4 can draw are candidates: single-face sfnt
-files with TrueType (``glyf``) outlines, named ``*.ttf`` or ``*.otf``. CFF
-outlines and ``.ttc`` collections are refused by its loader (NOT_SUPPORTED), so
-they are skipped. Variable TrueType fonts are kept: ThorVG draws their default
-instance, which is what their ``OS/2`` weight describes.
+Candidates, in order: the bundled faces (package data, the default first),
+configured project font directories, then the host's font directories. Finding
+and reading face files is :mod:`nanoframes.text.faces`; its public names are
+re-exported here, where the rest of nanoframes has always imported them.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
-import re
-import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache, lru_cache
+from functools import cache
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
+from .faces import (
+    FONT_SUFFIXES,
+    Face,
+    bundled_fonts_dir,
+    drawable_faces,
+    face_bytes,
+    face_digest,
+    face_meta,
+    font_files,
+    host_font_dirs,
+    unique_name,
+)
 from .style import DEFAULT_WEIGHT, FontRequest, split_unquoted
 
 if TYPE_CHECKING:
     from ..config import Config
+
+__all__ = [
+    "FONT_SUFFIXES", "GENERIC_FAMILIES", "STYLES", "Face", "FontBook", "Resolution",
+    "bundled_fonts_dir", "describe_fonts", "face_bytes", "face_digest", "face_meta",
+    "family_selector", "font_book", "font_files", "host_font_dirs", "is_generic",
+    "parse_family_list",
+]
 
 GENERIC_FAMILIES = frozenset({
     "serif", "sans-serif", "monospace", "cursive", "fantasy", "system-ui", "math", "emoji",
     "fangsong", "ui-serif", "ui-sans-serif", "ui-monospace", "ui-rounded",
     "-apple-system", "blinkmacsystemfont",
 })
-FONT_SUFFIXES = (".ttf", ".otf")
 STYLES = ("normal", "italic", "oblique")
 # Style preference per requested style (CSS Fonts 4 §5.2, font-style step).
 _STYLE_ORDER = {
@@ -44,43 +55,6 @@ _STYLE_ORDER = {
     "italic": ("italic", "oblique", "normal"),
     "oblique": ("oblique", "italic", "normal"),
 }
-
-
-def bundled_fonts_dir() -> Path:
-    """The ``fonts/`` directory of the checkout next to the package (editable install)."""
-    return Path(__file__).resolve().parent.parent.parent / "fonts"
-
-
-def host_font_dirs() -> tuple[Path, ...]:
-    home = Path.home()
-    dirs = [Path("/usr/share/fonts"), Path("/usr/local/share/fonts"),
-            home / ".local/share/fonts", home / ".fonts"]
-    if sys.platform == "darwin":
-        dirs += [Path("/Library/Fonts"), Path("/System/Library/Fonts"), home / "Library/Fonts"]
-    if sys.platform == "win32":
-        windir = os.environ.get("WINDIR", r"C:\Windows")
-        dirs.append(Path(windir) / "Fonts")
-        if os.environ.get("LOCALAPPDATA"):
-            dirs.append(Path(os.environ["LOCALAPPDATA"]) / "Microsoft/Windows/Fonts")
-    return tuple(dirs)
-
-
-@dataclass(frozen=True)
-class Face:
-    """One loadable face file.
-
-    ``name`` is what nanoframes registers the face under in ThorVG and writes
-    into rendered documents: the file stem reduced to ``[A-Za-z0-9._-]``,
-    with ``-2``, ``-3``... appended when an earlier candidate took it (so a
-    bundled face's name never depends on what the host has).
-    """
-
-    path: Path
-    family: str
-    weight: int
-    style: str
-    origin: str  # 'bundled' | 'project' | 'host'
-    name: str
 
 
 @dataclass(frozen=True)
@@ -119,119 +93,6 @@ def is_generic(name: str) -> bool:
     return name.strip().lower() in GENERIC_FAMILIES
 
 
-class _Meta(NamedTuple):
-    family: str
-    weight: int
-    style: str
-    legacy: str | None  # nameID 1 when it differs from the typographic family
-
-
-_META_CACHE: dict[tuple[str, int, int], _Meta | None] = {}
-
-
-def _name_record(table, name_id: int) -> str | None:
-    # Prefer Windows/Unicode English, then Mac Roman English, then any record.
-    preferred = [table.getName(name_id, *key) for key in ((3, 1, 0x409), (3, 0, 0x409), (1, 0, 0))]
-    for rec in [*preferred, *(r for r in table.names if r.nameID == name_id)]:
-        if rec is not None:
-            try:
-                text = rec.toUnicode().strip()
-            except UnicodeDecodeError:
-                continue
-            if text:
-                return text
-    return None
-
-
-def _read_meta(path: Path) -> _Meta | None:
-    """Family, weight and style from the name/OS-2 tables; None if ThorVG can't draw it."""
-    from fontTools.ttLib import TTFont  # imported here: only font discovery needs it
-
-    try:
-        with path.open("rb") as fh:
-            if fh.read(4) not in (b"\x00\x01\x00\x00", b"true"):
-                return None  # CFF ('OTTO'), collections ('ttcf'), non-fonts
-        font = TTFont(str(path), lazy=True)
-        try:
-            if not all(t in font for t in ("glyf", "loca", "cmap", "head", "hmtx", "name")):
-                return None
-            names = font["name"]
-            legacy = _name_record(names, 1)
-            family = _name_record(names, 16) or legacy
-            if not family:
-                return None
-            subfamily = (_name_record(names, 17) or _name_record(names, 2) or "").lower()
-            weight, style = 0, ""
-            if "OS/2" in font:
-                os2 = font["OS/2"]
-                weight = int(os2.usWeightClass)
-                if 1 <= weight <= 9:  # some old fonts use a 1-9 scale
-                    weight *= 100
-                if os2.fsSelection & 0x200:
-                    style = "oblique"
-                elif os2.fsSelection & 0x1:
-                    style = "italic"
-            if not 1 <= weight <= 1000:
-                weight = _weight_from_subfamily(subfamily)
-            if not style:
-                style = ("oblique" if "oblique" in subfamily
-                         else "italic" if "italic" in subfamily else "normal")
-            family = " ".join(family.split())
-            legacy = " ".join(legacy.split()) if legacy else None
-            return _Meta(family, min(900, max(100, weight)), style,
-                         legacy if legacy and legacy.casefold() != family.casefold() else None)
-        finally:
-            font.close()
-    except Exception:  # noqa: BLE001 - any unreadable file is simply not a candidate
-        return None
-
-
-def _weight_from_subfamily(subfamily: str) -> int:
-    for words, weight in ((("thin", "hairline"), 100), (("extralight", "ultralight"), 200),
-                          (("light",), 300), (("medium",), 500), (("semibold", "demibold"), 600),
-                          (("extrabold", "ultrabold"), 800), (("black", "heavy"), 900),
-                          (("bold",), 700)):
-        if any(w in subfamily.replace(" ", "").replace("-", "") for w in words):
-            return weight
-    return DEFAULT_WEIGHT
-
-
-def face_meta(path: Path) -> _Meta | None:
-    """Cached per path + mtime + size, so a changed file is read again."""
-    try:
-        st = path.stat()
-    except OSError:
-        return None
-    key = (str(path), st.st_mtime_ns, st.st_size)
-    if key not in _META_CACHE:
-        _META_CACHE[key] = _read_meta(path)
-    return _META_CACHE[key]
-
-
-def _font_files(root: Path) -> Iterator[Path]:
-    """Font files under ``root``, recursively, in sorted relative-path order."""
-    if not root.is_dir():
-        return
-    found: list[tuple[str, Path]] = []
-    seen_dirs: set[str] = set()
-    for dirpath, dirnames, filenames in os.walk(root, followlinks=True):
-        real = os.path.realpath(dirpath)
-        if real in seen_dirs:  # a symlink loop or a second link to the same directory
-            dirnames[:] = []
-            continue
-        seen_dirs.add(real)
-        for fn in filenames:
-            if fn.lower().endswith(FONT_SUFFIXES) and not fn.startswith("."):
-                p = Path(dirpath, fn)
-                found.append((p.relative_to(root).as_posix(), p))
-    found.sort(key=lambda item: (item[0].casefold(), item[0]))
-    yield from (p for _, p in found)
-
-
-def _safe_name(stem: str) -> str:
-    return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "face"
-
-
 def _weight_order(weights: Iterable[int], wanted: int) -> list[int]:
     """Available weights in CSS Fonts 4 preference order for ``wanted``."""
     ws = sorted(set(weights))
@@ -262,14 +123,7 @@ class FontBook:
         seen_paths: set[str] = set()
         taken: set[str] = set()
         for directory, origin in sources:
-            entries = []
-            for path in _font_files(directory):
-                real = os.path.realpath(path)
-                meta = face_meta(path)
-                if real in seen_paths or meta is None:
-                    continue
-                seen_paths.add(real)
-                entries.append((path, meta))
+            entries = drawable_faces(directory, seen_paths)
             if origin == "bundled" and entries:
                 # The default family is the first bundled file's; its regular face leads.
                 family = entries[0][1].family.casefold()
@@ -280,13 +134,7 @@ class FontBook:
                 entries.insert(0, lead)
             for path, meta in entries:
                 path = path.resolve()  # name, path and identity all follow the real file
-                name = _safe_name(path.stem)
-                if name.casefold() in taken:
-                    n = 2
-                    while f"{name}-{n}".casefold() in taken:
-                        n += 1
-                    name = f"{name}-{n}"
-                taken.add(name.casefold())
+                name = unique_name(path.stem, taken)
                 faces.append(Face(path, meta.family, meta.weight, meta.style,
                                   origin, name))
                 legacies.append(meta.legacy)
@@ -310,7 +158,8 @@ class FontBook:
         """The fallback face: the first bundled face (regular)."""
         if not self.faces or self.faces[0].origin != "bundled":
             raise NanoframesError("font-missing", "no usable bundled font face in "
-                                  f"{self.bundled_dir}: the fallback face is undefined")
+                                  f"{self.bundled_dir}: the fallback face is undefined "
+                                  "(the faces are package data: reinstall nanoframes)")
         return self.faces[0]
 
     def alias_of(self, face: Face) -> str | None:
@@ -373,31 +222,6 @@ def font_book(config: Config | None = None) -> FontBook:
 
         config = load_config()
     return _cached_book(bundled_fonts_dir(), tuple(config.font_paths), host_font_dirs())
-
-
-def _file_key(path: Path) -> tuple[str, int, int]:
-    st = path.stat()
-    return (str(path), st.st_mtime_ns, st.st_size)
-
-
-@lru_cache(maxsize=32)
-def _bytes_for(key: tuple[str, int, int]) -> bytes:
-    return Path(key[0]).read_bytes()
-
-
-@lru_cache(maxsize=256)
-def _digest_for(key: tuple[str, int, int]) -> str:
-    return hashlib.sha256(_bytes_for(key)).hexdigest()
-
-
-def face_bytes(face: Face) -> bytes:
-    """The face file's bytes (cached; re-read if the file changed)."""
-    return _bytes_for(_file_key(face.path))
-
-
-def face_digest(face: Face) -> str:
-    """SHA-256 hex of the face file's bytes (cached per path + mtime + size)."""
-    return _digest_for(_file_key(face.path))
 
 
 def family_selector(face: Face, family: str | None = None) -> str:
