@@ -56,7 +56,8 @@ OPACITY_PROPS = frozenset(("opacity", "fill-opacity", "stroke-opacity"))
 # data: URIs in one rendered document, all references counted (docs/limits.md).
 MAX_EMBEDDED_BYTES = 96 * 1024 * 1024
 # Attributes that mean a <text> has not been laid out yet.
-LAYOUT_ATTRS = ("text-anchor", "data-bg", "data-wrap", "data-fit", "data-frame-text")
+LAYOUT_ATTRS = ("text-anchor", "data-bg", "data-wrap", "data-fit", "data-frame-text",
+                "data-curve-d", "data-curve-circle")
 
 
 class Baker:
