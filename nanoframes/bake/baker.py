@@ -18,12 +18,13 @@ from lxml import etree
 from ..config import load_config
 from ..errors import NanoframesError
 from ..model.color import format_color
-from ..model.composition import Composition, aspect_of, local_name, presence_of
+from ..model.composition import Composition, aspect_of, local_name, number_attr, presence_of
 from ..model.geometry import Box, center, local_box
 from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
 from ..text.fonts import Face, FontBook, Resolution, font_book
 from ..text.layout import TextLayouts
 from ..text.style import font_request
+from .clips import Clip, is_clip_href, load_clip
 from .media import Image, is_composition_href, load_image
 from .nested import NestedImage, load_nested
 from .tree import (  # noqa: F401  (remove_keeping_tail, set_text, text_content: re-exported)
@@ -87,6 +88,10 @@ class Baker:
                 if is_composition_href(href):
                     self.images[i] = load_nested(self, i, el, href)
                     continue
+                if is_clip_href(href):  # clips.py: decoded once, a frame per instant
+                    self.images[i] = load_clip(el, href, comp.directory, comp.project_root,
+                                               comp.path, self._number(el))
+                    continue
                 self.images[i] = load_image(href, comp.directory, comp.project_root, comp.path,
                                             el.sourceline)
         embedded = sum(len(img.data_uri) for img in self.images.values()
@@ -109,6 +114,19 @@ class Baker:
             for el in els]
         self.index: int | None = None
         self.t: float | None = None
+
+    def _number(self, el):
+        """A reader of ``el``'s numeric directives (a bad number is an error)."""
+        def number(name: str, default: float) -> float:
+            value = number_attr(el, name, self.comp.path, default)
+            return default if value is None else value
+        return number
+
+    def uses_video(self) -> bool:
+        """Whether this film draws a video clip (its own, or a nested composition's)."""
+        return any(isinstance(img, Clip) or (isinstance(img, NestedImage)
+                                             and img.baker.uses_video())
+                   for img in self.images.values())
 
     @staticmethod
     def _drawn(el) -> bool:
@@ -160,7 +178,8 @@ class Baker:
             return True
         if i in self.fonts and self._clipped_spans(i):
             return True
-        return local_name(el) == "image" and is_composition_href(el.get(HREF) or el.get(XHREF))
+        href = el.get(HREF) or el.get(XHREF)
+        return local_name(el) == "image" and (is_composition_href(href) or is_clip_href(href))
 
     def _clipped_spans(self, i: int) -> tuple[int, ...]:
         """Offsets (among the text's descendants) of spans with a presence window
@@ -328,6 +347,10 @@ class Baker:
         image = self.images[i]
         if isinstance(image, NestedImage):  # dynamic, so self.t is this frame's time
             image.inline(el, self.t or 0.0)  # nested.py: time mapping, fit, clip, ids
+            return
+        if isinstance(image, Clip):  # dynamic too: the clip's frame at this instant
+            embed(el, image.uri_at(self.t or 0.0))
+            place_image(el, i, image.width, image.height)
             return
         if i not in self.embedded:
             embed(el, image)

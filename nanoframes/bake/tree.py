@@ -71,11 +71,11 @@ def set_text(el, text: str) -> None:
             span.text = etree.CDATA(">" + tail)
 
 
-def embed(el, image: Image) -> None:
-    """Point an <image> at its bytes (a data: URI) instead of a file."""
+def embed(el, image: Image | str) -> None:
+    """Point an <image> at its bytes (a data: URI, or an Image's) instead of a file."""
     for attr in (HREF, XHREF):
         el.attrib.pop(attr, None)
-    el.set(HREF, image.data_uri)
+    el.set(HREF, image if isinstance(image, str) else image.data_uri)
 
 
 def clip_to(el, i: int, x: float, y: float, w: float, h: float) -> None:
