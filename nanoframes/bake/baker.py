@@ -40,6 +40,7 @@ from .tree import (  # noqa: F401  (remove_keeping_tail, set_text, text_content:
     inherited_opacity,
     normalise_style,
     opacity_of,
+    opacity_to_group,
     place_image,
     plain_hex,
     remove_keeping_tail,
@@ -351,6 +352,7 @@ class Baker:
         if isinstance(image, Clip):  # dynamic too: the clip's frame at this instant
             embed(el, image.uri_at(self.t or 0.0))
             place_image(el, i, image.width, image.height)
+            opacity_to_group(el)  # ThorVG ignores opacity on <image>: fades need a group
             return
         if i not in self.embedded:
             embed(el, image)

@@ -198,3 +198,17 @@ def place_image(el, i: int, width: int, height: int) -> None:
     for name, v in (("x", x), ("y", y), ("width", w), ("height", h)):
         el.set(name, fmt(v))
     el.set("preserveAspectRatio", "none")
+
+
+def opacity_to_group(el) -> None:
+    """Move ``el``'s opacity onto a ``<g>`` wrapped around it (ThorVG 1.0.4 draws an
+    ``<image>`` at full opacity whatever its own ``opacity`` says)."""
+    raw = el.attrib.pop("opacity", None)
+    if raw is None:
+        return
+    tag = el.tag if isinstance(el.tag, str) else ""
+    ns = tag[1:].split("}", 1)[0] if tag.startswith("{") else ""
+    group = etree.Element(f"{{{ns}}}g" if ns else "g", opacity=raw)
+    el.addprevious(group)
+    group.tail, el.tail = el.tail, None
+    group.append(el)
