@@ -47,6 +47,7 @@ from ..model.color import format_color, parse_color
 from ..model.path import Curve
 from ..model.timeline import fmt
 from .curve import CurveLayout, lay_along, read_curve
+from .emit import GROUP_ATTRS, chip_rect, group_for, line_copy  # noqa: F401  (GROUP_ATTRS re-exported)
 from .fonts import Face
 from .frame_text import (  # noqa: F401  (re-exported: tests and callers import them here)
     FRAME_FIELDS,
@@ -62,8 +63,6 @@ LINE_PITCH = 1.2  # × font-size, between wrapped lines
 FIT_STEP = 0.5  # px grid of fitted sizes: fine enough to look continuous, few measurements
 DEFAULT_FIT_MIN = 9.0
 CHIP_DEFAULTS = {"data-bg-pad-x": 12.0, "data-bg-pad-y": 8.0, "data-bg-rx": 10.0}
-# Attributes that describe the whole text, not one line: they move to the wrapping <g>.
-GROUP_ATTRS = ("id", "transform", "clip-path", "mask", "filter")
 _CACHE_LIMIT = 4096  # laid-out (element, text) pairs kept; frame text makes one per frame
 _NUM = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -317,12 +316,12 @@ class TextLayouts:
                 el.set("x", fmt(x + line.dx))
             self._record(i, el, lay, x, y)
             return None, [(el, line.text)]
-        group = _group_for(el)
+        group = group_for(el)
         if spec.chip is not None and ink is not None:
-            group.append(_chip_rect(el, spec.chip, ink.moved(x, y)))
+            group.append(chip_rect(el, spec.chip, ink.moved(x, y)))
         runs = []
         for line in lay.lines:
-            node = el if not runs else _line_copy(el)
+            node = el if not runs else line_copy(el)
             node.set("x", fmt(x + line.dx))
             node.set("y", fmt(y + line.dy))
             group.append(node)
@@ -335,10 +334,10 @@ class TextLayouts:
         for node in [el, *el.iterancestors()]:
             node.attrib.pop("text-anchor", None)
         el.set("font-size", fmt(lay.size))
-        group = _group_for(el)
+        group = group_for(el)
         runs = []
         for glyph in lay.glyphs:
-            node = el if not runs else _line_copy(el)
+            node = el if not runs else line_copy(el)
             node.set("x", fmt(-glyph.advance / 2))
             node.set("y", "0")
             node.set("transform", "matrix(" + ",".join(fmt(v) for v in glyph.matrix) + ")")
@@ -365,40 +364,3 @@ class TextLayouts:
             self.runs.append(Run(i, source.sourceline, source.get("id"), k,
                                  self.specs[i].face.name, lay.size, line.text,
                                  (ink.x, ink.y, ink.w, ink.h)))
-
-
-def _ns(el) -> str:
-    tag = el.tag if isinstance(el.tag, str) else ""
-    return tag[1:].split("}", 1)[0] if tag.startswith("{") else ""
-
-
-def _group_for(el) -> etree._Element:
-    """A ``<g>`` in ``el``'s place that takes the attributes describing the whole text."""
-    group = etree.Element(f"{{{_ns(el)}}}g" if _ns(el) else "g")
-    el.addprevious(group)
-    group.tail, el.tail = el.tail, None
-    for name in GROUP_ATTRS:
-        value = el.attrib.pop(name, None)
-        if value is not None:
-            group.set(name, value)
-    return group
-
-
-def _chip_rect(el, chip: Chip, ink: Ink) -> etree._Element:
-    ns = _ns(el)
-    rect = etree.Element(f"{{{ns}}}rect" if ns else "rect")
-    for name, value in (("x", ink.x - chip.pad_x), ("y", ink.y - chip.pad_y),
-                        ("width", ink.w + 2 * chip.pad_x), ("height", ink.h + 2 * chip.pad_y),
-                        ("rx", chip.rx), ("ry", chip.rx)):
-        rect.set(name, fmt(value))
-    rect.set("fill", chip.fill)
-    if chip.alpha < 1.0:
-        rect.set("fill-opacity", fmt(chip.alpha))
-    return rect
-
-
-def _line_copy(el) -> etree._Element:
-    """A further line: the text's own paint attributes, no content (it is written after).
-    Directives (data-*) are left behind: bake strips them from ``el`` alone."""
-    attrib = {k: v for k, v in el.attrib.items() if not k.startswith("data-")}
-    return etree.Element(el.tag, attrib=attrib)
