@@ -169,7 +169,32 @@ GENERATED: dict[str, Callable[[Path], str | bytes]] = {
     "images-embedded-1gb": lambda root: _many_images(12_000),
     "nested-chain-10": lambda root: _image("assets/chain1.nf.svg"),
     "nested-fanout": lambda root: _nested_fanout(40),
+    "clip-not-a-video": lambda root: _image("assets/not-a-video.mp4"),
+    "clip-truncated": lambda root: _image("assets/truncated.mp4"),
+    "clip-4112x16": lambda root: _image("assets/wide.mp4"),
+    "clip-3601-frames": lambda root: _image("assets/long.webm"),
 }
+
+
+def _clip(path: Path, width: int, height: int, frames: int, codec: str = "libx264") -> None:
+    """A small real video (PyAV): grey frames, one pixel row changing per frame."""
+    import av
+    import numpy as np
+
+    with av.open(str(path), mode="w") as container:
+        stream = container.add_stream(codec, rate=24)
+        stream.width, stream.height, stream.pix_fmt = width, height, "yuv420p"
+        if codec == "libx264":
+            stream.options = {"preset": "ultrafast"}
+        for n in range(frames):
+            img = np.full((height, width, 3), 128, np.uint8)
+            img[n % height] = 255
+            frame = av.VideoFrame.from_ndarray(img, format="rgb24").reformat(format="yuv420p")
+            frame.pts = n
+            for packet in stream.encode(frame):
+                container.mux(packet)
+        for packet in stream.encode():
+            container.mux(packet)
 
 
 def _assets(root: Path) -> None:
@@ -188,6 +213,13 @@ def _assets(root: Path) -> None:
     (assets / "link-out.png").symlink_to(outside / "secret.png")
     (assets / "dir-out").symlink_to(outside, target_is_directory=True)
     (assets / "loop.png").symlink_to("loop.png")
+    # Video clips: not a video, cut short, too wide, too many frames.
+    (assets / "not-a-video.mp4").write_text("this is not a video\n")
+    _clip(assets / "ok.mp4", 64, 48, 48)
+    data = (assets / "ok.mp4").read_bytes()
+    (assets / "truncated.mp4").write_bytes(data[:len(data) // 2])
+    _clip(assets / "wide.mp4", 4112, 16, 1)
+    _clip(assets / "long.webm", 16, 16, 3601, codec="libvpx")
     # ~100 KB of noise: 12,000 references embed 1.6 GB of base64 in one document.
     (assets / "noise.png").write_bytes(small_png(160, 160, seed=2))
     # A chain of nested compositions deeper than nested.MAX_NESTING.

@@ -103,6 +103,10 @@ CASES: dict[str, tuple[str, str]] = {
         comp('<rect width="10" height="10" fill="#ff0000"/><rect x="20" width="10" height="10" '
              'fill="#ff000080" stroke="red"/>', root='data-palette-budget="2"'),
     ),
+    "curve-overflow": (
+        comp('<text id="t" font-size="20" data-curve-d="M10 50 L 110 50">Far too long here</text>'),
+        comp('<text id="t" font-size="20" data-curve-circle="100,50,40">Fits</text>'),
+    ),
     "timeline-json": (
         comp(BOX, '{"target": "#box", "keyframes": [}'),
         comp(BOX),

@@ -11,84 +11,55 @@ from __future__ import annotations
 
 import copy
 import functools
-import re
 from collections.abc import Callable
 
 from lxml import etree
 
 from ..config import load_config
 from ..errors import NanoframesError
-from ..model.color import format_color, parse_color
-from ..model.composition import SVG_NS, XLINK_NS, Composition, aspect_of, local_name, presence_of
+from ..model.color import format_color
+from ..model.composition import Composition, aspect_of, local_name, number_attr, presence_of
 from ..model.geometry import Box, center, local_box
 from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
 from ..text.fonts import Face, FontBook, Resolution, font_book
 from ..text.layout import TextLayouts
-from ..text.style import font_request, parse_style_attr
+from ..text.style import font_request
+from .clips import Clip, is_clip_href, load_clip
 from .media import Image, is_composition_href, load_image
 from .nested import NestedImage, load_nested
+from .tree import (  # noqa: F401  (remove_keeping_tail, set_text, text_content: re-exported)
+    COLOR_OPACITY,
+    DROPPED_TAGS,
+    HREF,
+    XHREF,
+    clean,
+    clip_to,
+    embed,
+    float_attr,
+    fold_colour_alpha,
+    inherited_opacity,
+    normalise_style,
+    opacity_of,
+    opacity_to_group,
+    place_image,
+    plain_hex,
+    remove_keeping_tail,
+    safe_value,
+    set_text,
+    strip_directives,
+    text_content,
+)
 
-HREF = "href"
-XHREF = f"{{{XLINK_NS}}}href"
 NUMERIC_PROPS = frozenset(
     "x y width height cx cy r rx ry x1 y1 x2 y2 stroke-width stroke-dashoffset".split())
 GEOMETRY_PROPS = frozenset(
     "x y width height cx cy r rx ry x1 y1 x2 y2 stroke-width".split())
 OPACITY_PROPS = frozenset(("opacity", "fill-opacity", "stroke-opacity"))
-# A colour property and the opacity its alpha folds into.
-COLOR_OPACITY = {"fill": "fill-opacity", "stroke": "stroke-opacity",
-                 "stop-color": "stop-opacity", "flood-color": "flood-opacity"}
 # data: URIs in one rendered document, all references counted (docs/limits.md).
 MAX_EMBEDDED_BYTES = 96 * 1024 * 1024
 # Attributes that mean a <text> has not been laid out yet.
-LAYOUT_ATTRS = ("text-anchor", "data-bg", "data-wrap", "data-fit", "data-frame-text")
-INHERITED_FONT_PROPS = ("font-family", "font-weight", "font-style", "font-size")
-_URL = re.compile(r"url\(\s*['\"]?\s*([^)'\"\s]*)")
-DROPPED_TAGS = frozenset(("script", "style", "foreignObject", "metadata"))
-_WS = re.compile(r"\s+")
-
-
-def _safe_value(value: str) -> bool:
-    """False for a value referencing anything but an element of this document."""
-    return all(ref.startswith("#") for ref in _URL.findall(value))
-
-
-def _plain_hex(value: str) -> bool:
-    return bool(re.fullmatch(r"\s*#[0-9a-fA-F]{6}\s*|\s*#[0-9a-fA-F]{3}\s*", value))
-
-
-def remove_keeping_tail(el) -> None:
-    """Remove an element but keep its tail text, which belongs to the parent."""
-    parent = el.getparent()
-    if parent is None:
-        return
-    if el.tail:
-        prev = el.getprevious()
-        if prev is not None:
-            prev.tail = (prev.tail or "") + el.tail
-        else:
-            parent.text = (parent.text or "") + el.tail
-    parent.remove(el)
-
-
-def text_content(el) -> str:
-    """The characters a <text> denotes, whitespace collapsed as SVG does by default."""
-    return _WS.sub(" ", "".join(el.itertext())).strip()
-
-
-def set_text(el, text: str) -> None:
-    """Write text so ThorVG draws exactly these characters: as CDATA (it does not
-    decode entities), split around any ']]>' (adjacent CDATA sections concatenate)."""
-    for child in list(el):
-        el.remove(child)
-    chunks = text.split("]]>")
-    el.text = etree.CDATA(chunks[0]) if len(chunks) == 1 else None
-    if len(chunks) > 1:  # rare: ]]> inside text; ThorVG joins adjacent CDATA sections
-        el.text = etree.CDATA(chunks[0] + "]]")
-        for i, chunk in enumerate(chunks[1:]):
-            tail = chunk + ("]]" if i < len(chunks) - 2 else "")
-            span = etree.SubElement(el, f"{{{SVG_NS}}}tspan")
-            span.text = etree.CDATA(">" + tail)
+LAYOUT_ATTRS = ("text-anchor", "data-bg", "data-wrap", "data-fit", "data-frame-text",
+                "data-curve-d", "data-curve-circle")
 
 
 class Baker:
@@ -118,6 +89,10 @@ class Baker:
                 if is_composition_href(href):
                     self.images[i] = load_nested(self, i, el, href)
                     continue
+                if is_clip_href(href):  # clips.py: decoded once, a frame per instant
+                    self.images[i] = load_clip(el, href, comp.directory, comp.project_root,
+                                               comp.path, self._number(el))
+                    continue
                 self.images[i] = load_image(href, comp.directory, comp.project_root, comp.path,
                                             el.sourceline)
         embedded = sum(len(img.data_uri) for img in self.images.values()
@@ -131,15 +106,28 @@ class Baker:
         self.measure: Callable[[Face, float, str], Box] | None = None
         self._cached_template = None
         self._pivots: dict[int, tuple[float, float] | None] = {}
-        self._embedded: set[int] = set()  # dynamic images whose data URI the template holds
+        self.embedded: set[int] = set()  # dynamic images whose data URI the template holds
         self._spans: dict[int, tuple[int, ...]] = {}  # see _clipped_spans
         self._static_geometry: dict[int, bool] = {}  # see _pivot
         # elements whose authored colours may carry alpha to fold (the rest skip it)
         self._colours = [el.get("style") is not None or any(
-            not _plain_hex(el.get(prop)) for prop in COLOR_OPACITY if el.get(prop) is not None)
+            not plain_hex(el.get(prop)) for prop in COLOR_OPACITY if el.get(prop) is not None)
             for el in els]
         self.index: int | None = None
         self.t: float | None = None
+
+    def _number(self, el):
+        """A reader of ``el``'s numeric directives (a bad number is an error)."""
+        def number(name: str, default: float) -> float:
+            value = number_attr(el, name, self.comp.path, default)
+            return default if value is None else value
+        return number
+
+    def uses_video(self) -> bool:
+        """Whether this film draws a video clip (its own, or a nested composition's)."""
+        return any(isinstance(img, Clip) or (isinstance(img, NestedImage)
+                                             and img.baker.uses_video())
+                   for img in self.images.values())
 
     @staticmethod
     def _drawn(el) -> bool:
@@ -178,7 +166,7 @@ class Baker:
                 absent.append(el)
                 continue
             self._resolve(i, el, t, fade)
-            _strip_directives(el)
+            strip_directives(el)
         for el in absent:
             remove_keeping_tail(el)
         return etree.tostring(root, encoding="utf-8")
@@ -191,7 +179,8 @@ class Baker:
             return True
         if i in self.fonts and self._clipped_spans(i):
             return True
-        return local_name(el) == "image" and is_composition_href(el.get(HREF) or el.get(XHREF))
+        href = el.get(HREF) or el.get(XHREF)
+        return local_name(el) == "image" and (is_composition_href(href) or is_clip_href(href))
 
     def _clipped_spans(self, i: int) -> tuple[int, ...]:
         """Offsets (among the text's descendants) of spans with a presence window
@@ -215,11 +204,11 @@ class Baker:
             if self._is_dynamic(i, el):
                 dynamic[id(el)] = i
                 if isinstance(self.images.get(i), Image):  # hrefs are not animatable:
-                    _embed(el, self.images[i])            # embed once, not per frame
-                    self._embedded.add(i)
+                    embed(el, self.images[i])            # embed once, not per frame
+                    self.embedded.add(i)
             else:
                 self._resolve(i, el, None, 1.0)
-        _clean(root, keep=set(dynamic))
+        clean(root, keep=set(dynamic))
         root.set("width", str(comp.width))
         root.set("height", str(comp.height))
         root.set("viewBox", comp.view_box or f"0 0 {comp.width} {comp.height}")
@@ -232,13 +221,13 @@ class Baker:
     def _resolve(self, i: int, el, t: float | None, fade: float) -> None:
         """Resolve one element in place: style, animated values at ``t`` (None for a
         static element), colour alpha, the fade, text and images."""
-        _normalise_style(el)
+        normalise_style(el)
         if t is not None and self.animations[i]:
             self._animate(i, el, t)
         if self._colours[i]:
-            _fold_colour_alpha(el)
+            fold_colour_alpha(el)
         if fade < 1.0:
-            el.set("opacity", fmt(_opacity(el, "opacity") * fade))
+            el.set("opacity", fmt(opacity_of(el, "opacity") * fade))
         if i in self.fonts:
             self._text(i, el, t)
         elif i in self.images:
@@ -261,14 +250,14 @@ class Baker:
                 if prop in ("width", "height", "r", "rx", "ry", "stroke-width"):
                     value = max(0.0, value)
                 el.set(prop, fmt(value))
-            elif isinstance(value, str) and _safe_value(value):
+            elif isinstance(value, str) and safe_value(value):
                 el.set(prop, value)
         for prop, value in colours:
             hex_, alpha = format_color(value)
             el.set(prop, hex_)
             if alpha < 1.0:
                 pair = COLOR_OPACITY[prop]
-                el.set(pair, fmt(_opacity(el, pair) * alpha))
+                el.set(pair, fmt(opacity_of(el, pair) * alpha))
         if transform is not None:
             pivot = None
             if needs_auto_center(transform):
@@ -308,7 +297,7 @@ class Baker:
         el.set("font-family", res.face.name)
         for name in ("font-weight", "font-style"):
             el.attrib.pop(name, None)
-        opacity = _opacity(el, "opacity")
+        opacity = opacity_of(el, "opacity")
         el.attrib.pop("opacity", None)
         if t is not None:  # a clipped <tspan> that is absent now does not draw
             spans = list(el.iterdescendants(etree.Element))
@@ -328,7 +317,7 @@ class Baker:
         elif opacity < 1.0:
             # ThorVG ignores opacity on <text>: fold it into the paint opacities.
             for pair in ("fill-opacity", "stroke-opacity"):
-                el.set(pair, fmt(_inherited_opacity(el, pair) * opacity))
+                el.set(pair, fmt(inherited_opacity(el, pair) * opacity))
         for node, chars in runs:
             set_text(node, chars)
 
@@ -338,11 +327,11 @@ class Baker:
         if not any(el.get(name) is not None for name in LAYOUT_ATTRS):
             face = self._faces_by_name.get(el.get("font-family", ""))
             if face is not None:  # already laid out (static text, or a wrapped line)
-                ink = self.layout.measurer.ink(face, _float(el, "font-size", 16.0),
+                ink = self.layout.measurer.ink(face, float_attr(el, "font-size", 16.0),
                                                text_content(el))
                 if ink.empty:
                     return None
-                x, y = _float(el, "x", 0.0), _float(el, "y", 0.0)
+                x, y = float_attr(el, "x", 0.0), float_attr(el, "y", 0.0)
                 return (x + ink.x, y + ink.y, x + ink.x + ink.w, y + ink.y + ink.h)
         idx = self.layout.index_of(el)
         if idx is None:
@@ -360,132 +349,14 @@ class Baker:
         if isinstance(image, NestedImage):  # dynamic, so self.t is this frame's time
             image.inline(el, self.t or 0.0)  # nested.py: time mapping, fit, clip, ids
             return
-        if i not in self._embedded:
-            _embed(el, image)
-        x, y = _float(el, "x", 0.0), _float(el, "y", 0.0)
-        w, h = _float(el, "width", float(image.width)), _float(el, "height", float(image.height))
-        aspect = (el.get("data-aspect") or "stretch").strip()
-        # ThorVG ignores preserveAspectRatio on <image>: fit the box ourselves.
-        if aspect in ("contain", "cover") and w > 0 and h > 0:
-            fit = min if aspect == "contain" else max
-            s = fit(w / image.width, h / image.height)
-            fw, fh = image.width * s, image.height * s
-            if aspect == "cover":
-                _clip_to(el, i, x, y, w, h)
-            x, y, w, h = x + (w - fw) / 2, y + (h - fh) / 2, fw, fh
-        for name, v in (("x", x), ("y", y), ("width", w), ("height", h)):
-            el.set(name, fmt(v))
-        el.set("preserveAspectRatio", "none")
-
-
-def _embed(el, image: Image) -> None:
-    """Point an <image> at its bytes (a data: URI) instead of a file."""
-    for attr in (HREF, XHREF):
-        el.attrib.pop(attr, None)
-    el.set(HREF, image.data_uri)
-
-
-def _clip_to(el, i: int, x: float, y: float, w: float, h: float) -> None:
-    root = el.getroottree().getroot()
-    clip = etree.SubElement(root, f"{{{SVG_NS}}}clipPath", id=f"nf-clip-{i}")
-    root.remove(clip)
-    root.insert(0, clip)
-    etree.SubElement(clip, f"{{{SVG_NS}}}rect", x=fmt(x), y=fmt(y), width=fmt(w), height=fmt(h))
-    el.set("clip-path", f"url(#nf-clip-{i})")
-
-
-def _float(el, name: str, default: float) -> float:
-    try:
-        return float((el.get(name) or "").strip().removesuffix("px"))
-    except ValueError:
-        return default
-
-
-def _inherited_opacity(el, name: str) -> float:
-    """An inherited paint opacity (fill-opacity, stroke-opacity) as it applies to ``el``."""
-    for node in (el, *el.iterancestors()):
-        if node.get(name) is not None:
-            return _opacity(node, name)
-    return 1.0
-
-
-def _opacity(el, name: str) -> float:
-    raw = el.get(name)
-    if raw is None:
-        return 1.0
-    raw = raw.strip()
-    try:
-        return clamp01(float(raw[:-1]) / 100 if raw.endswith("%") else float(raw))
-    except ValueError:
-        return 1.0
-
-
-def _normalise_style(el) -> None:
-    """Move ``style=`` declarations onto attributes (style wins, as in CSS)."""
-    style = el.attrib.pop("style", None)
-    if style:
-        for name, value in parse_style_attr(style).items():
-            if re.fullmatch(r"[a-z-]+", name):
-                el.set(name, value)
-
-
-def _fold_colour_alpha(el) -> None:
-    """ThorVG paints rgba() and 8-digit colours solid black: move alpha into *-opacity."""
-    for prop, pair in COLOR_OPACITY.items():
-        value = el.get(prop)
-        if value is None or _plain_hex(value):
-            continue
-        rgba = parse_color(value)
-        if rgba is None:
-            continue
-        hex_, alpha = format_color(rgba)
-        el.set(prop, hex_)
-        if alpha < 1.0:
-            el.set(pair, fmt(_opacity(el, pair) * alpha))
-            _carry_alpha(el, prop, pair, alpha)
-
-
-def _carry_alpha(el, prop: str, pair: str, alpha: float) -> None:
-    """Descendants that inherit ``prop`` but declare their own ``pair`` replace the
-    folded opacity: multiply the colour's alpha into theirs instead."""
-    for child in el:
-        if not isinstance(child.tag, str) or child.get(prop) is not None:
-            continue  # a comment, or an element with its own colour
-        if child.get(pair) is not None:
-            child.set(pair, fmt(_opacity(child, pair) * alpha))
-        else:
-            _carry_alpha(child, prop, pair, alpha)
-
-
-def _clean(root, keep: set[int] = frozenset()) -> None:
-    """Drop what the rasterizer must not see: scripts, style sheets, comments,
-    nanoframes directives (data-*), and references that are not to this document.
-    Elements whose ``id()`` is in ``keep`` keep their directives (they are
-    resolved per frame, then stripped)."""
-    for node in list(root.iter(etree.Comment, etree.PI)):
-        remove_keeping_tail(node)
-    for el in list(root.iter(etree.Element)):
-        if local_name(el) in DROPPED_TAGS:
-            remove_keeping_tail(el)
-    for el in root.iter(etree.Element):
-        if id(el) not in keep:
-            _strip_directives(el)
-        if local_name(el) not in ("text", "tspan"):  # resolved onto each <text> already
-            for name in INHERITED_FONT_PROPS:
-                el.attrib.pop(name, None)
-        for name, value in list(el.attrib.items()):
-            if not _safe_value(value):
-                del el.attrib[name]
-        if local_name(el) != "image":
-            for name in (HREF, XHREF):
-                ref = el.get(name)
-                if ref is not None and not ref.startswith("#"):
-                    del el.attrib[name]
-
-
-def _strip_directives(el) -> None:
-    for name in [n for n in el.attrib if n.startswith("data-")]:
-        del el.attrib[name]
+        if isinstance(image, Clip):  # dynamic too: the clip's frame at this instant
+            embed(el, image.uri_at(self.t or 0.0))
+            place_image(el, i, image.width, image.height)
+            opacity_to_group(el)  # ThorVG ignores opacity on <image>: fades need a group
+            return
+        if i not in self.embedded:
+            embed(el, image)
+        place_image(el, i, image.width, image.height)
 
 
 def bake(comp: Composition, index: int | None = None, t: float | None = None) -> bytes:

@@ -348,11 +348,12 @@ def load_nested(baker: Baker, index: int, el, href: str) -> NestedImage:
 def all_images(baker: Baker) -> list[tuple[Baker, Image]]:
     """Every raster image drawn by ``baker`` and its nested children, with the baker
     (so its composition) that references it: the media part of the identity."""
+    from .clips import Clip
     from .media import Image as _Image
 
     out: list[tuple[Baker, Image]] = []
     for image in baker.images.values():
-        if isinstance(image, _Image):
+        if isinstance(image, (_Image, Clip)):  # a clip's bytes are media too
             out.append((baker, image))
         elif isinstance(image, NestedImage):
             out.extend(all_images(image.baker))

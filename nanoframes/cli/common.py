@@ -21,6 +21,12 @@ def add_jobs(p: argparse.ArgumentParser) -> None:
     p.set_defaults(_fix_jobs=True)
 
 
+def add_scale(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--scale", type=float, default=1.0, metavar="F",
+                   help="draw at F times the authored size (0.5 a draft, 2 high density); "
+                   "vectors and text are redrawn at that size")
+
+
 def jobs_value(n: int) -> int:
     return max(1, os.cpu_count() or 1) if n == 0 else max(1, n)
 

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 from ..config import find_project_root, load_config, relative_key
-from ..determinism.identity import TOOLCHAIN_PARTS, toolchain_parts
+from ..determinism.identity import toolchain_parts
 from ..determinism.reading import composition_identity, font_items, media_items
 from ..frames.film import Film
 
@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     config = load_config(find_project_root(args.composition.absolute().parent))
     film = Film.open(args.composition, config.root)
     identity = composition_identity(film.comp, film.baker)
-    parts = toolchain_parts()
+    parts = toolchain_parts(film.baker.uses_video())
     media = media_items(film.comp, film.baker)
     fonts = font_items(film.baker)
     if args.json:
@@ -45,6 +45,6 @@ def run(args: argparse.Namespace) -> int:
         for file, digest in covered:
             print(f"    {file}  {digest[:16]}")
         if name == "toolchain":
-            for part in TOOLCHAIN_PARTS:
+            for part in parts:
                 print(f"    {part:<14} {parts[part]}")
     return 0

@@ -63,7 +63,9 @@ def measure_runs(path: Path, frame: int | None = None, t: float | None = None) -
         for r in pending:
             if (r.face, fmt(r.size), r.text) == key:
                 x, y, w, h = r.box
-                box = transform_box(multiply(view, _ctm(el)), (x, y, x + w, y + h))
+                # a character on a curve: its box already went through its own transform
+                ctm = _ctm(el.getparent()) if r.along else _ctm(el)
+                box = transform_box(multiply(view, ctm), (x, y, x + w, y + h))
                 if box is not None:
                     out.append(replace(r, canvas=(box[0], box[1], box[2] - box[0],
                                                   box[3] - box[1])))

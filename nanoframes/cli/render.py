@@ -10,7 +10,7 @@ from ..errors import NanoframesError
 from ..frames.film import Film
 from ..frames.output import write_png
 from ..progress import Progress
-from .common import add_jobs, frame_index, jobs_value
+from .common import add_jobs, add_scale, frame_index, jobs_value
 
 
 def register(sub) -> None:
@@ -25,12 +25,13 @@ def register(sub) -> None:
     when.add_argument("--t", type=float, dest="t", metavar="SECONDS",
                       help="time in seconds: the frame showing then, floor(t × fps)")
     add_jobs(p)
+    add_scale(p)
     add_cache_arg(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    film = Film.open(args.composition)
+    film = Film.open(args.composition, scale=args.scale)
     comp = film.comp
     if args.frame is not None or args.t is not None:
         index = frame_index(comp, args.frame, args.t)
@@ -39,7 +40,7 @@ def run(args: argparse.Namespace) -> int:
                  else film.raster(film.baker.document(index)))
         write_png(frame, args.output)
         print(f"wrote {args.output} (frame {index} of {comp.frame_count}, "
-              f"{comp.width}x{comp.height})")
+              f"{film.width}x{film.height})")
         return 0
     out: Path = args.output
     if out.suffix.lower() == ".png":

@@ -9,7 +9,7 @@ from ..determinism.cache import add_cache_arg, cache_from_args, cached_frames
 from ..frames.film import Film
 from ..frames.output import write_video
 from ..progress import Progress
-from .common import add_jobs, jobs_value
+from .common import add_jobs, add_scale, jobs_value
 
 
 def register(sub) -> None:
@@ -20,12 +20,13 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", type=Path, required=True)
     p.add_argument("--crf", type=int, default=18, help="x264 quality (default 18)")
     add_jobs(p)
+    add_scale(p)
     add_cache_arg(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    film = Film.open(args.composition)
+    film = Film.open(args.composition, scale=args.scale)
     comp = film.comp
     with Progress(comp.frame_count, comp.id) as bar:
         def frames():
@@ -33,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
                                           cache=cache_from_args(args)):
                 bar.advance()
                 yield frame
-        write_video(frames(), args.output, comp.width, comp.height, comp.fps, args.crf)
-    print(f"wrote {args.output} ({comp.frame_count} frames, {comp.width}x{comp.height} "
+        write_video(frames(), args.output, film.width, film.height, comp.fps, args.crf)
+    print(f"wrote {args.output} ({comp.frame_count} frames, {film.width}x{film.height} "
           f"at {float(comp.fps):g} fps)")
     return 0

@@ -272,9 +272,9 @@ def film_identity(film) -> dict[str, str]:
 
 def cached_frame(film, index: int, cache: FrameCache) -> np.ndarray:
     """One frame: from the cache when a verified entry exists, else rendered and stored."""
-    comp = film.comp
-    key = frame_key(film_identity(film), index, comp.width, comp.height)
-    frame = cache.get(key, comp.width, comp.height)
+    w, h = film.width, film.height  # the drawn size: --scale keys its own frames
+    key = frame_key(film_identity(film), index, w, h)
+    frame = cache.get(key, w, h)
     if frame is None:
         frame = film.raster(film.document(index)).copy()
         cache.put(key, frame)
@@ -295,8 +295,7 @@ def cached_frames(film, indices: Iterable[int] | None = None, jobs: int = 1,
     if cache is None:
         yield from film_frames(film, order, jobs=jobs)
         return
-    comp = film.comp
-    w, h = comp.width, comp.height
+    w, h = film.width, film.height  # the drawn size: --scale keys its own frames
     ident = film_identity(film)
     keys = [frame_key(ident, i, w, h) for i in order]
     present = [cache.has(k) for k in keys]

@@ -21,6 +21,10 @@ NONE = "none"  # media / fonts when the composition has none
 
 # The toolchain's parts, in the order a report names them.
 TOOLCHAIN_PARTS = ("thorvg-python", "libthorvg", "nanoframes", "modules")
+# The decoder's parts, only in the toolchain of a composition that draws video
+# (a decoder draws its pixels): PyAV's version, libavcodec's and libswscale's bytes.
+VIDEO_PARTS = ("pyav", "libavcodec", "libswscale")
+ALL_PARTS = TOOLCHAIN_PARTS + VIDEO_PARTS
 
 # Read by lint only; they draw nothing, so editing them is not an edit.
 CHECK_ONLY_ATTRIBUTES = frozenset({"data-safe-margin", "data-palette-budget"})
@@ -130,9 +134,15 @@ def _toolchain_parts() -> tuple[tuple[str, str], ...]:
     )
 
 
-def toolchain_parts() -> dict[str, str]:
-    """The toolchain's four parts, computed once per process (a fresh dict each call)."""
-    return dict(_toolchain_parts())
+def toolchain_parts(video: bool = False) -> dict[str, str]:
+    """The toolchain's four parts, computed once per process (a fresh dict each call);
+    with ``video``, the decoder's three parts too."""
+    parts = dict(_toolchain_parts())
+    if video:
+        from ..bake.clips import decoder_parts
+
+        parts.update(decoder_parts())
+    return parts
 
 
 def toolchain_digest(parts: Mapping[str, str]) -> str:

@@ -17,7 +17,7 @@ from typing import Any
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
 from ..frames.digest import SHORT
-from .identity import TOOLCHAIN_PARTS
+from .identity import TOOLCHAIN_PARTS, VIDEO_PARTS
 
 LEDGER_VERSION = 1
 
@@ -115,9 +115,12 @@ class Entry:
                           + (' or "none"' if name in ("media", "fonts") else ""))
 
         parts = data["toolchain_parts"]
-        if not isinstance(parts, dict) or sorted(parts) != sorted(TOOLCHAIN_PARTS):
-            raise bad(f"field 'toolchain_parts' must have exactly {', '.join(TOOLCHAIN_PARTS)}")
-        for name in TOOLCHAIN_PARTS:
+        names = TOOLCHAIN_PARTS + (VIDEO_PARTS if isinstance(parts, dict)
+                                   and any(p in parts for p in VIDEO_PARTS) else ())
+        if not isinstance(parts, dict) or sorted(parts) != sorted(names):
+            raise bad(f"field 'toolchain_parts' must have exactly {', '.join(TOOLCHAIN_PARTS)}"
+                      f" (and {', '.join(VIDEO_PARTS)} for a film that draws video)")
+        for name in names:
             if not isinstance(parts[name], str) or not parts[name]:
                 raise bad(f"field 'toolchain_parts.{name}' must be a non-empty string")
 
@@ -136,7 +139,7 @@ class Entry:
             sampled=sampled,
             samples=samples,
             identity={name: identity[name] for name in IDENTITY_KEYS},
-            toolchain_parts={name: parts[name] for name in TOOLCHAIN_PARTS},
+            toolchain_parts={name: parts[name] for name in names},
             frame_digests=tuple(frame_digests),
         )
 

@@ -98,7 +98,7 @@ def composition_identity(comp: Composition, baker: Baker) -> Identity:
         source=_source(comp, baker),
         media=media_digest(media_items(comp, baker)),
         fonts=fonts_digest(font_items(baker)),
-        toolchain=toolchain_digest(toolchain_parts()),
+        toolchain=toolchain_digest(toolchain_parts(baker.uses_video())),
     )
 
 
@@ -129,6 +129,7 @@ class PendingReading:
     frames: int
     indices: tuple[int, ...]
     composition_id: str
+    video: bool = False  # the film draws a clip: the decoder is in its toolchain
     _film: Film | None = None       # drawn here on result(), when there is no pool
     _futures: list[Future] = field(default_factory=list)
 
@@ -145,7 +146,7 @@ class PendingReading:
         return Reading(
             key=self.key,
             identity=self.identity.as_dict(),
-            toolchain_parts=toolchain_parts(),
+            toolchain_parts=toolchain_parts(self.video),
             frames=self.frames,
             indices=self.indices,
             frame_digests=digests,
@@ -177,6 +178,7 @@ def start_reading(path: str | Path, *, config: Config | None = None,
         frames=comp.frame_count,
         indices=tuple(indices),
         composition_id=comp.id,
+        video=film.baker.uses_video(),
         _film=film,
     )
 

@@ -16,7 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from ..config import Config, relative_key
 from ..frames.digest import SHORT
-from .identity import TOOLCHAIN_PARTS
+from .identity import ALL_PARTS
 from .ledger import Entry
 
 EXCUSED_ENV = "EXCUSED_COMPOSITIONS"
@@ -124,7 +124,7 @@ def _reasons(reading: Reading, entry: Entry) -> tuple[str, ...]:
         if reading.identity.get(name) != entry.identity.get(name)
     ]
     parts = [
-        name for name in TOOLCHAIN_PARTS
+        name for name in ALL_PARTS
         if reading.toolchain_parts.get(name) != entry.toolchain_parts.get(name)
     ]
     if parts:

@@ -26,6 +26,7 @@ from ..engine.raster import get_rasterizer
 from ..model.composition import Composition, parse
 from . import workers
 from .digest import frame_digest
+from .scale import scaled_size
 from .workers import worker_pool
 
 _HELD = 8  # frames kept for de-duplication when frames themselves are returned
@@ -38,8 +39,11 @@ class Film:
     comp: Composition
     baker: Baker = field(init=False)
     dedup: bool = True
+    scale: float = 1.0  # --scale: drawn at this multiple of the authored size (scale.py)
 
     def __post_init__(self) -> None:
+        self.width, self.height = scaled_size(self.comp.width, self.comp.height, self.scale,
+                                              self.comp.path)
         self.baker = Baker(self.comp)
         self._registered = False
         self.rasterized = 0  # documents actually rasterized (for benchmarks and tests)
@@ -53,8 +57,9 @@ class Film:
         self._hashing: ThreadPoolExecutor | None = None
 
     @classmethod
-    def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True) -> Film:
-        return cls(parse(path, project_root), dedup=dedup)
+    def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True,
+             scale: float = 1.0) -> Film:
+        return cls(parse(path, project_root), dedup=dedup, scale=scale)
 
     def _prepare(self):
         rast = get_rasterizer(self._slot)
@@ -72,7 +77,7 @@ class Film:
     def raster(self, doc: bytes) -> np.ndarray:
         """Pixels of a rendered document: a view, valid until the next raster call."""
         self.rasterized += 1
-        return self._prepare().render(doc, self.comp.width, self.comp.height)
+        return self._prepare().render(doc, self.width, self.height)
 
     def frames(self, indices: Iterable[int] | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """(index, RGBA) in the given order. Arrays are read-only and may be shared
@@ -175,21 +180,22 @@ def _digest_task(path: str, root: str | None, indices: list[int], dedup: bool) -
     return film.digests(indices)
 
 
-def _frames_task(path: str, root: str | None, indices: list[int], dedup: bool) -> list[bytes]:
-    film = _worker_film(path, root, dedup)
+def _frames_task(path: str, root: str | None, indices: list[int], dedup: bool,
+                 scale: float = 1.0) -> list[bytes]:
+    film = _worker_film(path, root, dedup, scale)
     return [frame.tobytes() for _, frame in film.frames(indices)]
 
 
 _worker_films: dict[tuple, Film] = {}
 
 
-def _worker_film(path: str, root: str | None, dedup: bool) -> Film:
+def _worker_film(path: str, root: str | None, dedup: bool, scale: float = 1.0) -> Film:
     st = os.stat(path)
-    key = (path, root, dedup, st.st_mtime_ns, st.st_size)  # never a stale film
+    key = (path, root, dedup, scale, st.st_mtime_ns, st.st_size)  # never a stale film
     film = _worker_films.get(key)
     if film is None:
         _worker_films.clear()  # one composition at a time per worker: bounded memory
-        film = _worker_films[key] = Film.open(path, Path(root) if root else None, dedup)
+        film = _worker_films[key] = Film.open(path, Path(root) if root else None, dedup, scale)
         # pipeline only where this worker has a second CPU to itself; otherwise
         # the pool alone keeps every CPU busy (the bytes are the same either way)
         film.draw_thread = workers.threads_to_spare
@@ -229,19 +235,20 @@ def film_frames(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     if jobs <= 1:
         yield from film.frames(indices)
         return
-    shape = (film.comp.height, film.comp.width, 4)
+    shape = (film.height, film.width, 4)
     with worker_pool(jobs) as pool:
         args = (str(film.comp.path), str(film.comp.project_root), film.dedup)
         pending = []
         todo = iter(chunks(indices, 4 * jobs))
         for c in todo:
-            pending.append((c, pool.submit(_frames_task, *args[:2], c, args[2])))
+            pending.append((c, pool.submit(_frames_task, *args[:2], c, args[2], film.scale)))
             if len(pending) >= jobs * 2:
                 break
         while pending:
             c, fut = pending.pop(0)
             nxt = next(todo, None)
             if nxt is not None:
-                pending.append((nxt, pool.submit(_frames_task, *args[:2], nxt, args[2])))
+                pending.append((nxt, pool.submit(_frames_task, *args[:2], nxt, args[2],
+                                                 film.scale)))
             for i, data in zip(c, fut.result()):
                 yield i, np.frombuffer(data, dtype=np.uint8).reshape(shape)

@@ -63,7 +63,7 @@ def finding(severity: str, code: str, el, t: float | None, message: str,
 def lint_file(path: str | Path, project_root: Path | None = None) -> list[Finding]:
     """Every finding for one composition file, in a stable order."""
     from ..model.composition import parse
-    from . import assets, canvas, timeline
+    from . import assets, canvas, curve, timeline
 
     shown = str(path)
     try:
@@ -71,7 +71,8 @@ def lint_file(path: str | Path, project_root: Path | None = None) -> list[Findin
     except NanoframesError as err:
         return [Finding(ERROR, err.code, None, None, err.message, shown, err.line, fatal=True)]
     context = canvas.Context.build(comp)
-    found = [*timeline.check(comp), *assets.check(comp, context), *canvas.check(context)]
+    found = [*timeline.check(comp), *assets.check(comp, context), *canvas.check(context),
+             *curve.check(context)]
     out = {(f.code, f.element, f.t, f.message): f for f in found}  # one of each
     ordered = sorted(out.values(), key=lambda f: (f.line or 0, f.code, f.t or 0.0, f.message))
     return [Finding(f.severity, f.code, f.element, f.t, f.message, shown, f.line, f.fatal)

@@ -41,6 +41,7 @@ def _drawn(el) -> bool:
 
 
 def _images(comp: Composition) -> Iterator[Finding]:
+    from ..bake.clips import is_clip_href, load_clip
     from ..bake.nested import children, resolve_child
 
     nested = False
@@ -52,6 +53,9 @@ def _images(comp: Composition) -> Iterator[Finding]:
             if is_composition_href(href):
                 resolve_child(comp, el, href)
                 nested = True
+            elif is_clip_href(href):  # decoded once per process: the render reuses it
+                load_clip(el, href, comp.directory, comp.project_root, comp.path,
+                          lambda name, default: default)
             else:
                 load_image(href, comp.directory, comp.project_root, comp.path, el.sourceline)
         except NanoframesError as err:
@@ -71,7 +75,7 @@ def _baker_error(comp: Composition) -> Iterator[Finding]:
     try:
         Baker(comp)
     except NanoframesError as err:
-        if not err.code.startswith(("image-", "nested-")):
+        if not err.code.startswith(("image-", "nested-", "clip-")):
             yield finding(ERROR, err.code, comp.root, None, err.message, fatal=True)
 
 

@@ -21,6 +21,10 @@ single-line ``<text>`` elements. The rules, in the order they apply:
    rasterizer draws it (the ink begins a side bearing after x).
 5. ``data-bg`` puts a rounded chip behind the union of the lines' ink boxes.
 
+Text with ``data-curve-d`` or ``data-curve-circle`` is laid along that curve
+instead (:mod:`.curve`): one ``<text>`` per character in a ``<g>``; fit, wrap,
+chips and the text's own x/y do not apply to it.
+
 Several lines or a chip are emitted as a ``<g>`` that takes the text's
 transform, id, clip and opacity, so the chip moves and fades with its text.
 
@@ -40,7 +44,10 @@ from lxml import etree
 
 from ..errors import NanoframesError
 from ..model.color import format_color, parse_color
+from ..model.path import Curve
 from ..model.timeline import fmt
+from .curve import CurveLayout, lay_along, read_curve
+from .emit import GROUP_ATTRS, chip_rect, group_for, line_copy  # noqa: F401  (GROUP_ATTRS re-exported)
 from .fonts import Face
 from .frame_text import (  # noqa: F401  (re-exported: tests and callers import them here)
     FRAME_FIELDS,
@@ -56,8 +63,6 @@ LINE_PITCH = 1.2  # × font-size, between wrapped lines
 FIT_STEP = 0.5  # px grid of fitted sizes: fine enough to look continuous, few measurements
 DEFAULT_FIT_MIN = 9.0
 CHIP_DEFAULTS = {"data-bg-pad-x": 12.0, "data-bg-pad-y": 8.0, "data-bg-rx": 10.0}
-# Attributes that describe the whole text, not one line: they move to the wrapping <g>.
-GROUP_ATTRS = ("id", "transform", "clip-path", "mask", "filter")
 _CACHE_LIMIT = 4096  # laid-out (element, text) pairs kept; frame text makes one per frame
 _NUM = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
@@ -85,6 +90,7 @@ class TextSpec:
     fit: float | None = None
     fit_min: float = DEFAULT_FIT_MIN
     template: str | None = None
+    curve: Curve | None = None  # data-curve-d / data-curve-circle
 
 
 @dataclass(frozen=True)
@@ -121,6 +127,7 @@ class Run:
     # measure`` from the finished document (ancestors may animate after this text
     # was laid out, as static text is laid out once).
     canvas: tuple[float, float, float, float] | None = None
+    along: bool = False  # a character on a curve: ``box`` already includes its rotation
 
 
 # --- pure layout ---------------------------------------------------------------
@@ -218,7 +225,7 @@ def read_spec(el, face: Face, size: float, file: Path | str | None) -> TextSpec:
         anchor=anchor if anchor in ("start", "middle", "end") else "start",
         chip=chip, wrap=_number(el, "data-wrap", file), fit=_number(el, "data-fit", file),
         fit_min=_number(el, "data-fit-min", file, DEFAULT_FIT_MIN) or DEFAULT_FIT_MIN,
-        template=template,
+        template=template, curve=read_curve(el, file),
     )
 
 
@@ -254,13 +261,21 @@ class TextLayouts:
         return format_frame_text(template, frame_values(t or 0.0, comp.fps, comp.frame_count,
                                                         comp.duration))
 
-    def layout(self, i: int, text: str) -> Layout:
+    def layout(self, i: int, text: str) -> Layout | CurveLayout:
         key = (i, text)
         found = self._cache.get(key)
         if found is None:
             spec = self.specs[i]
-            found = lay_out(spec, text,
-                            lambda size, s: self.measurer.ink(spec.face, size, s))
+
+            def measure(size: float, s: str) -> Ink:
+                return self.measurer.ink(spec.face, size, s)
+
+            if spec.curve is not None:
+                el = self.comp.elements[i]
+                found = lay_along(spec.curve, text, spec.size, spec.anchor, measure,
+                                  self.comp.path, el.sourceline)
+            else:
+                found = lay_out(spec, text, measure)
             if len(self._cache) >= _CACHE_LIMIT:
                 self._cache.clear()
             self._cache[key] = found
@@ -274,7 +289,10 @@ class TextLayouts:
 
     def box(self, i: int, el, text: str) -> Ink | None:
         """The laid-out ink box of ``el`` in its own user space (for auto pivots)."""
-        ink = self.layout(i, text).ink
+        lay = self.layout(i, text)
+        ink = lay.ink
+        if isinstance(lay, CurveLayout):  # placed by the curve, not by x/y
+            return ink
         return ink.moved(_first(el, "x"), _first(el, "y")) if ink else None
 
     def place(self, i: int, el, text: str) -> tuple[etree._Element | None,
@@ -285,6 +303,8 @@ class TextLayouts:
         the opacity on the group, or folds it into the text's paint."""
         spec = self.specs[i]
         lay = self.layout(i, text)
+        if isinstance(lay, CurveLayout):
+            return self._place_along(i, el, lay)
         x, y = _first(el, "x"), _first(el, "y")
         for node in [el, *el.iterancestors()]:  # the rasterizer ignores it; layout did it
             node.attrib.pop("text-anchor", None)
@@ -296,23 +316,43 @@ class TextLayouts:
                 el.set("x", fmt(x + line.dx))
             self._record(i, el, lay, x, y)
             return None, [(el, line.text)]
-        group = etree.Element(f"{{{_ns(el)}}}g" if _ns(el) else "g")
-        el.addprevious(group)
-        group.tail, el.tail = el.tail, None
-        for name in GROUP_ATTRS:
-            value = el.attrib.pop(name, None)
-            if value is not None:
-                group.set(name, value)
+        group = group_for(el)
         if spec.chip is not None and ink is not None:
-            group.append(_chip_rect(el, spec.chip, ink.moved(x, y)))
+            group.append(chip_rect(el, spec.chip, ink.moved(x, y)))
         runs = []
         for line in lay.lines:
-            node = el if not runs else _line_copy(el)
+            node = el if not runs else line_copy(el)
             node.set("x", fmt(x + line.dx))
             node.set("y", fmt(y + line.dy))
             group.append(node)
             runs.append((node, line.text))
         self._record(i, el, lay, x, y)
+        return group, runs
+
+    def _place_along(self, i: int, el, lay: CurveLayout):
+        """One ``<text>`` per character, each moved and turned onto the curve."""
+        for node in [el, *el.iterancestors()]:
+            node.attrib.pop("text-anchor", None)
+        el.set("font-size", fmt(lay.size))
+        group = group_for(el)
+        runs = []
+        for glyph in lay.glyphs:
+            node = el if not runs else line_copy(el)
+            node.set("x", fmt(-glyph.advance / 2))
+            node.set("y", "0")
+            node.set("transform", "matrix(" + ",".join(fmt(v) for v in glyph.matrix) + ")")
+            group.append(node)
+            runs.append((node, glyph.text))
+        if not runs:  # nothing with ink: the element stays, drawing an empty string
+            group.append(el)
+            runs.append((el, ""))
+        if self.runs is not None:
+            source = self.comp.elements[i]
+            for k, glyph in enumerate(lay.glyphs):
+                ink = glyph.ink
+                self.runs.append(Run(i, source.sourceline, source.get("id"), k,
+                                     self.specs[i].face.name, lay.size, glyph.text,
+                                     (ink.x, ink.y, ink.w, ink.h), along=True))
         return group, runs
 
     def _record(self, i: int, el, lay: Layout, x: float, y: float) -> None:
@@ -324,28 +364,3 @@ class TextLayouts:
             self.runs.append(Run(i, source.sourceline, source.get("id"), k,
                                  self.specs[i].face.name, lay.size, line.text,
                                  (ink.x, ink.y, ink.w, ink.h)))
-
-
-def _ns(el) -> str:
-    tag = el.tag if isinstance(el.tag, str) else ""
-    return tag[1:].split("}", 1)[0] if tag.startswith("{") else ""
-
-
-def _chip_rect(el, chip: Chip, ink: Ink) -> etree._Element:
-    ns = _ns(el)
-    rect = etree.Element(f"{{{ns}}}rect" if ns else "rect")
-    for name, value in (("x", ink.x - chip.pad_x), ("y", ink.y - chip.pad_y),
-                        ("width", ink.w + 2 * chip.pad_x), ("height", ink.h + 2 * chip.pad_y),
-                        ("rx", chip.rx), ("ry", chip.rx)):
-        rect.set(name, fmt(value))
-    rect.set("fill", chip.fill)
-    if chip.alpha < 1.0:
-        rect.set("fill-opacity", fmt(chip.alpha))
-    return rect
-
-
-def _line_copy(el) -> etree._Element:
-    """A further line: the text's own paint attributes, no content (it is written after).
-    Directives (data-*) are left behind: bake strips them from ``el`` alone."""
-    attrib = {k: v for k, v in el.attrib.items() if not k.startswith("data-")}
-    return etree.Element(el.tag, attrib=attrib)
