@@ -241,3 +241,16 @@ def test_inherited_alpha_colour_multiplies_own_fill_opacity(project: Path) -> No
                       '</g>')
     px = frame(f, 0)[20, 20]
     assert px[:3].tolist() == [255, 0, 0] and abs(int(px[3]) - 64) <= 1  # drawn at 128
+
+
+@pytest.mark.parametrize(("index", "factor"), [(0, 0.0), (2, 0.5), (4, 1.0), (7, 0.75)])
+def test_images_fade_and_honour_their_opacity(project: Path, index: int, factor: float) -> None:
+    # ThorVG draws an <image> at full opacity whatever its opacity says; bake wraps it.
+    Image.new("RGBA", (4, 4), (255, 0, 0, 255)).save(project / "red.png")
+    f = film(project, '<image href="red.png" width="40" height="40" opacity="0.5" '
+                      'data-fade="0.4"/>')
+    px = frame(f, index)[20, 20]
+    expected = 255 * 0.5 * factor
+    assert abs(int(px[3]) - expected) <= 1, (px, expected)
+    if px[3]:
+        assert px[:3].tolist() == [255, 0, 0]

@@ -357,6 +357,7 @@ class Baker:
         if i not in self.embedded:
             embed(el, image)
         place_image(el, i, image.width, image.height)
+        opacity_to_group(el)  # still images fade too: ThorVG ignores opacity on <image>
 
 
 def bake(comp: Composition, index: int | None = None, t: float | None = None) -> bytes:
