@@ -57,7 +57,7 @@ def test_plugin_refuses_to_record_in_ci_unless_asked(pytester: pytest.Pytester, 
     ledger = make_project(pytester, names=("a",))
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nf-record")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    assert result.stderr.lines == [f"ERROR: {REFUSAL.format(flag='--nf-ci')}"]
+    assert [ln for ln in result.stderr.lines if ln] == [f"ERROR: {REFUSAL.format(flag='--nf-ci')}"]
     assert not ledger.exists()
     record(pytester, "--nf-ci")
     assert ledger.exists()
