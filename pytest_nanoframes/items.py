@@ -90,29 +90,15 @@ def regression_text(verdict: Verdict) -> str:
 
 def verdict_json(verdict: Verdict) -> dict[str, Any]:
     """Plain types only: the payload travels through execnet under xdist."""
-    return {
-        "key": verdict.key,
-        "verdict": verdict.kind.value,
-        "reasons": list(verdict.reasons),
-        "excused": verdict.excused,
-        "digest": verdict.digest,
-        "differing_frames": list(verdict.differing_frames),
-        "compared_frames": verdict.compared_frames,
-        "error": verdict.error,
-        "note": verdict.note,
-        "line": verdict.line(RECORD_HINT),
-    }
+    from nanoframes.determinism.policy import verdict_to_json
+
+    return verdict_to_json(verdict, RECORD_HINT)
 
 
 def verdict_from_json(data: dict[str, Any]) -> Verdict:
-    from nanoframes.determinism.verdict import Kind, Verdict
+    from nanoframes.determinism.policy import verdict_from_json as from_json
 
-    return Verdict(
-        key=data["key"], kind=Kind(data["verdict"]), reasons=tuple(data["reasons"]),
-        excused=data["excused"], digest=data["digest"],
-        differing_frames=tuple(data["differing_frames"]),
-        compared_frames=data["compared_frames"], error=data["error"], note=data["note"],
-    )
+    return from_json(data)
 
 
 class _Item(pytest.Item):
@@ -140,6 +126,7 @@ class CompositionItem(_Item):
 
     def runtest(self) -> None:
         from nanoframes.determinism.reading import check_one, entry_from_reading
+        from nanoframes.determinism.verdict import Kind
 
         state = self.state
         options = state.options
@@ -152,7 +139,9 @@ class CompositionItem(_Item):
                          force=options.force)
         payload = verdict_json(verdict)
         payload.update(kind="composition", outcome=outcome.status, entry=None)
-        if outcome.record and reading is not None:
+        if options.recording and reading is not None and verdict.kind is not Kind.ERROR:
+            # Every reading goes to the controller: policy.plan_record, the CLI's rules,
+            # decides there (under the ledger's lock) what is recorded and what refused.
             payload["entry"] = entry_from_reading(reading).to_json()
         self.nf_payload = payload
         self.user_properties.extend(junit_properties(verdict))
@@ -180,31 +169,22 @@ class CompositionFile(pytest.File):
 
 
 def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path) -> list[str]:
-    """What is wrong with the ledger's shape, without rendering anything."""
+    """What is wrong with the ledger's shape, without rendering anything (the rules
+    are the library's, as ``nanoframes digest --check`` applies them)."""
+    from nanoframes.determinism.policy import mixed_toolchains, stale_keys
+
     problems = []
     entries = ledger.entries
     missing = sorted(set(collected) - set(entries))
     if missing:
         problems.append(f"{len(missing)} collected composition(s) without an entry "
                         f"(record with {RECORD_HINT}): {', '.join(missing)}")
-    stale = sorted(key for key in entries if not (root / key).is_file())
-    for key in stale:
+    for key in stale_keys(ledger, root, ()):
         problems.append(f"STALE {key}: the ledger has an entry but the file is gone; "
                         f"{RECORD_HINT} drops it")
-    # read_ledger already refuses an entry without its four inputs; say so if one slips by.
-    from nanoframes.determinism.ledger import IDENTITY_KEYS
-
-    for key, entry in entries.items():
-        lacking = [name for name in IDENTITY_KEYS if not entry.identity.get(name)]
-        if lacking:
-            problems.append(f"{key}: no recorded {', '.join(lacking)}")
-    toolchains = sorted({entry.identity.get("toolchain", "") for entry in entries.values()})
-    if len(toolchains) > 1:
-        by = {t: sorted(k for k, e in entries.items() if e.identity.get("toolchain") == t)
-              for t in toolchains}
-        listed = "; ".join(f"{t[:12]}: {', '.join(keys)}" for t, keys in by.items())
-        problems.append(f"entries recorded with {len(toolchains)} toolchains, expected one "
-                        f"recording pass ({RECORD_HINT} re-records them): {listed}")
+    mixed = mixed_toolchains(entries, RECORD_HINT)
+    if mixed:
+        problems.append(mixed)
     return problems
 
 
@@ -217,11 +197,12 @@ class LedgerItem(_Item):
     def runtest(self) -> None:
         state = self.state
         self.nf_payload = {"kind": "ledger", "problems": []}
+        ledger = state.ledger()  # unreadable or conflicted: this item fails with that line
         if state.options.recording:
             # The controller rewrites the ledger after every item ran; this item's
             # presence in the run is what lets it drop entries whose file is gone.
             return
-        problems = ledger_problems(state.ledger(), state.collected, state.nf_config.root)
+        problems = ledger_problems(ledger, state.collected, state.nf_config.root)
         self.nf_payload["problems"] = problems
         if problems:
             raise NanoframesFailure(

@@ -34,6 +34,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "excused one that matches (ini: nf_strict = true)")
     group.addoption("--nf-force", action="store_true", dest="nf_force",
                     help="with --nf-record: record regressions too")
+    group.addoption("--nf-ci", action="store_true", dest="nf_ci",
+                    help="with --nf-record: record even though $CI is set (or set "
+                         "NANOFRAMES_RECORD_IN_CI=1)")
     group.addoption("--nf-samples", type=int, dest="nf_samples", metavar="N", default=None,
                     help="digest N evenly spaced frames instead of every frame "
                          "(ini: nf_samples)")
@@ -62,6 +65,14 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "nanoframes: a composition or ledger item of the nanoframes plugin")
     if state.options.active:
         state.nf_config  # noqa: B018 - a bad [tool.nanoframes] is a usage error, now
+        if state.options.recording and not state.worker:
+            from nanoframes.determinism.policy import allow_recording
+            from nanoframes.errors import NanoframesError
+
+            try:
+                allow_recording(state.options.ci, "--nf-ci")
+            except NanoframesError as exc:
+                raise pytest.UsageError(str(exc)) from None
         if not state.worker:
             config.pluginmanager.register(_Receiver(state), "nanoframes-receiver")
 
@@ -147,9 +158,17 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if state.options.recording:
         state.record()
     if state.options.report is not None:
+        from nanoframes.errors import NanoframesError
         from pytest_nanoframes.report import write_json_report
 
-        write_json_report(state, state.options.report)
+        try:
+            write_json_report(state, state.options.report)
+        except NanoframesError as exc:
+            state.session_errors.append(str(exc))
+    if state.session_errors:
+        # As syrupy does: the run fails, whatever the items said (one line each, in
+        # the terminal summary; never a traceback out of this hook).
+        session.exitstatus = int(session.exitstatus) | pytest.ExitCode.TESTS_FAILED
 
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:

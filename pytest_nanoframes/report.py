@@ -3,8 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -38,40 +36,49 @@ def teststatus(report: pytest.TestReport, payload: dict[str, Any]) -> tuple | No
     return None
 
 
-def terminal_summary(state: State, terminalreporter: Any) -> None:
-    tr = terminalreporter
+def summary_lines(state: State) -> list[tuple[str, dict[str, bool]]]:
+    """The lines of the ``nanoframes`` section, each with its colour; none, no section."""
+    lines: list[tuple[str, dict[str, bool]]] = []
     results = sorted(state.results.values(), key=lambda r: r["key"])
     recording = state.options.recording
     # Recording lists what it did instead; what it refused is listed as "not recorded".
-    excused = [] if recording else [r for r in results if r.get("excused") is not None]
-    if not (excused or recording or state.ledger_problems):
-        return
-    tr.write_sep("=", "nanoframes")
-    for result in excused:
+    if not recording:
         # Every run, every excused composition: an exemption is never silent.
-        tr.write_line(result["line"], yellow=True)
-    if recording:
+        lines += [(r["line"], {"yellow": True}) for r in results if r.get("excused") is not None]
+    committed = state.committed
+    if recording and committed is not None:
+        s = committed.summary
         ledger = state.ledger_key(state.ledger_path)
-        if state.record_error:
-            tr.write_line(f"not recorded: {state.record_error}", red=True)
-        elif state.record_summary is not None:
-            s = state.record_summary
-            verb = "wrote" if s.changed else "unchanged:"
-            tr.write_line(f"{verb} {ledger}: {len(s.added)} added, {len(s.updated)} updated, "
-                          f"{len(s.unchanged)} unchanged, {len(s.removed)} removed")
-            for label, keys in (("added", s.added), ("updated", s.updated),
-                                ("removed", s.removed)):
-                for key in keys:
-                    tr.write_line(f"  {label:<8}{key}")
-        refused = [r for r in results if r.get("outcome") != "passed" and r.get("entry") is None]
-        for result in refused:
-            tr.write_line(f"  not recorded: {result['line']}")
+        if committed.replaced:
+            lines.append((f"REPLACED {committed.replaced}", {"yellow": True}))
+        verb = "wrote" if committed.written else "unchanged:"
+        lines.append((f"{verb} {ledger}: {len(s.added)} added, {len(s.updated)} updated, "
+                      f"{len(s.unchanged)} unchanged, {len(s.removed)} removed", {}))
+        for label, keys in (("added", s.added), ("updated", s.updated), ("removed", s.removed)):
+            lines += [(f"  {label:<8}{key}", {}) for key in keys]
+    if recording:
+        refused = {v.key for v in committed.refused} if committed else set()
+        for result in results:
+            if result["key"] in refused or result.get("entry") is None:
+                lines.append((f"  not recorded: {result['line']}", {}))
+    for error in state.session_errors:
+        lines.append((f"nanoframes: {error}", {"red": True, "bold": True}))
+    return lines
+
+
+def terminal_summary(state: State, terminalreporter: Any) -> None:
+    lines = summary_lines(state)
+    if not lines:
+        return
+    terminalreporter.write_sep("=", "nanoframes")
+    for text, markup in lines:
+        terminalreporter.write_line(text, **markup)
 
 
 def json_report(state: State) -> dict[str, Any]:
     from nanoframes.determinism.identity import toolchain_parts
 
-    s = state.record_summary
+    c = state.committed
     return {
         "version": JSON_REPORT_VERSION,
         "mode": state.options.mode,
@@ -82,23 +89,19 @@ def json_report(state: State) -> dict[str, Any]:
             for result in sorted(state.results.values(), key=lambda r: r["key"])
         ],
         "ledger_problems": state.ledger_problems,
-        "recorded": None if s is None else {
-            "added": s.added, "updated": s.updated,
-            "unchanged": s.unchanged, "removed": s.removed,
+        "recorded": None if c is None else {
+            "added": c.summary.added, "updated": c.summary.updated,
+            "unchanged": c.summary.unchanged, "removed": c.summary.removed,
+            "refused": sorted(v.key for v in c.refused), "replaced": c.replaced,
         },
+        "errors": list(state.session_errors),
     }
 
 
 def write_json_report(state: State, path: Path) -> None:
-    """Atomic, like the ledger: a CI step never reads half a report."""
+    """Atomic, like the ledger (``nanoframes.files``): a CI step never reads half a
+    report; a failure is one ``report-write`` line."""
+    from nanoframes.files import write_bytes_atomic
+
     data = json.dumps(json_report(state), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data)
-        os.chmod(tmp, 0o644)  # mkstemp's 0600 would hide it from other CI steps' users
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_bytes_atomic(path, data.encode("utf-8"), code="report-write")

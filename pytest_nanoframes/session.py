@@ -18,7 +18,8 @@ from pytest_nanoframes.xdist import is_worker
 
 if TYPE_CHECKING:
     from nanoframes.config import Config
-    from nanoframes.determinism.ledger import Ledger, RecordSummary
+    from nanoframes.determinism.ledger import Ledger
+    from nanoframes.determinism.recording import Committed
 
 RECORD_HINT = "--nf-record"
 
@@ -32,6 +33,7 @@ class Options:
     ledger: str | None  # --nf-ledger (relative to the invocation dir) or ini nf_ledger
     ledger_from_cli: bool
     report: Path | None
+    ci: bool = False  # --nf-ci: recording where $CI is set is intended
 
     @property
     def active(self) -> bool:
@@ -72,6 +74,7 @@ def read_options(config: pytest.Config) -> Options:
         ledger=cli_ledger or ini_ledger,
         ledger_from_cli=bool(cli_ledger),
         report=report_path,
+        ci=bool(config.getoption("nf_ci")),
     )
 
 
@@ -89,8 +92,9 @@ class State:
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     ledger_item_ran: bool = False
     ledger_problems: list[str] = field(default_factory=list)
-    record_summary: RecordSummary | None = None
-    record_error: str | None = None
+    committed: Committed | None = None
+    # Session-level failures (the ledger or the report not written): one line each.
+    session_errors: list[str] = field(default_factory=list)
     _nf_config: Config | None = None
     _ledger: Ledger | None = None
     _excused: dict[str, str] | None = None
@@ -122,11 +126,13 @@ class State:
         return relative_key(path, self.nf_config.root)
 
     def ledger(self) -> Ledger:
-        """The ledger as it is on disk, read once per process (errors are raised each time)."""
+        """The ledger as it is on disk, read once per process (errors are raised each
+        time; with --nf-record --nf-force an unreadable one reads as empty, as in the CLI)."""
         if self._ledger is None:
-            from nanoframes.determinism.ledger import read_ledger
+            from nanoframes.determinism.recording import read_for_recording
 
-            self._ledger = read_ledger(self.ledger_path)
+            force = self.options.recording and self.options.force
+            self._ledger = read_for_recording(self.ledger_path, force)[0]
         return self._ledger
 
     def excused(self) -> dict[str, str]:
@@ -155,34 +161,30 @@ class State:
             self.entries[key] = entry
 
     def record(self) -> None:
-        """Merge what this session rendered into the ledger and write it once.
+        """Commit what this session rendered to the ledger (``recording.commit``: the
+        CLI's rules, locked, re-read and merged by key, written once).
 
-        Merged by key, so a partial run (one file, -k) keeps every other entry.
-        Entries whose file is gone are dropped only when the ledger item was
-        part of the run: a narrowed run never deletes what it did not look at.
+        A partial run (one file, -k) keeps every other entry. Entries whose file
+        is gone are dropped only when the ledger item was part of the run: a
+        narrowed run never deletes what it did not look at. A failure is one line
+        in ``session_errors``.
         """
-        from nanoframes.determinism.ledger import Entry, merge, read_ledger, write_ledger
+        from nanoframes.determinism.ledger import Entry
+        from nanoframes.determinism.recording import commit
         from nanoframes.errors import NanoframesError
 
         path = self.ledger_path
         try:
-            old = read_ledger(path)  # fresh: the file as it is now, not as collection saw it
-            updates = {key: Entry.from_json(key, data, path)
-                       for key, data in sorted(self.entries.items())}
+            fresh = {key: Entry.from_json(key, data, path)
+                     for key, data in sorted(self.entries.items())}
+            seen = set(self.collected) | set(self.results) if self.ledger_item_ran else None
+            self.committed = commit(path, fresh, force=self.options.force,
+                                    root=self.nf_config.root, seen=seen)
         except NanoframesError as exc:
-            self.record_error = str(exc)
+            self.session_errors.append(str(exc))
             return
-        root = self.nf_config.root
-        remove = []
-        if self.ledger_item_ran:
-            remove = [key for key in old.entries
-                      if key not in updates and not (root / key).is_file()]
-        new, summary = merge(old, updates, remove)
-        if summary.changed:
-            write_ledger(new)
-        self.record_summary = summary
         self.config.hook.pytest_nanoframes_recorded(
-            config=self.config, summary=summary, ledger_path=path)
+            config=self.config, summary=self.committed.summary, ledger_path=path)
 
 
 STATE = pytest.StashKey[State]()

@@ -115,12 +115,14 @@ def test_corrupt_json_names_line_and_column(tmp_path: Path) -> None:
     assert str(err).startswith(f"{path}:3:20: error[ledger-corrupt]")
 
 
-def test_a_merge_conflict_is_corrupt(tmp_path: Path) -> None:
+def test_a_merge_conflict_is_named_as_one(tmp_path: Path) -> None:
     path = tmp_path / "digests.json"
     path.write_text('{\n<<<<<<< HEAD\n  "version": 1\n', encoding="utf-8")
     with pytest.raises(NanoframesError) as info:
         read_ledger(path)
-    assert info.value.code == "ledger-corrupt" and info.value.line == 2
+    assert info.value.code == "ledger-conflict" and info.value.line == 2
+    assert str(info.value) == (f"{path}:2: error[ledger-conflict]: unresolved merge conflict "
+                               "at line 2: run `nanoframes ledger merge` or resolve it")
 
 
 def test_not_utf8_is_corrupt(tmp_path: Path) -> None:

@@ -22,7 +22,8 @@ from ..frames import workers
 
 # Subcommand modules, in the order `nanoframes --help` lists them.
 COMMANDS = (
-    "render", "video", "svg", "digest", "identity", "measure", "check", "fonts", "cache",
+    "render", "video", "svg", "digest", "ledger", "identity", "measure", "check", "fonts",
+    "cache",
 )
 
 

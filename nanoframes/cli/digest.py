@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import find_project_root, load_config
+from ..determinism.policy import allow_recording, verdict_to_json
 from ..determinism.selftest import register_selftest_args, run_selftest_cli
 from ..determinism.sweep import check, collect, readings, record
 from ..determinism.verdict import Kind, Verdict
@@ -27,8 +28,10 @@ modes:
               is gone, only on a full sweep), or EXCUSED (from
               [tool.nanoframes.excused] or $EXCUSED_COMPOSITIONS; printed on
               every run, a match included)
-  --record    write fresh readings into the ledger (atomically); a regression
-              or a corrupt ledger is not overwritten without --force
+  --record    write fresh readings into the ledger (locked, merged by key,
+              atomically); a regression or an unreadable ledger is not
+              overwritten without --force (which keeps the unreadable file
+              beside the new one); where $CI is set, only with --ci
   --selftest  render each composition under variations that must not change a
               frame (docs/determinism.md) and name any that does; exit 1
 
@@ -59,6 +62,9 @@ def register(sub) -> None:
     mode.add_argument("--record", action="store_true", help="record into the ledger")
     p.add_argument("--force", action="store_true",
                    help="with --record: overwrite regressions and a corrupt ledger")
+    p.add_argument("--ci", action="store_true",
+                   help="with --record: record even though $CI is set (or set "
+                   "NANOFRAMES_RECORD_IN_CI=1)")
     p.add_argument("--samples", type=_positive, metavar="N",
                    help="digest N evenly spaced frames instead of every frame")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -87,6 +93,8 @@ def run(args: argparse.Namespace) -> int:
     if args.force and not args.record:
         print("nanoframes digest: --force only applies to --record", file=sys.stderr)
         return 2
+    if args.record:
+        allow_recording(args.ci, "--ci")
     start = args.paths[0] if args.paths else Path.cwd()
     config = load_config(find_project_root(start))
     jobs = jobs_value(args.jobs)
@@ -103,7 +111,7 @@ def run(args: argparse.Namespace) -> int:
         elif args.check:
             sweep = check(args.paths, ledger_path=ledger, **opts)
             status = sweep.exit_status
-            out = _check_output(sweep.verdicts, args.json)
+            out = _check_output(sweep.verdicts, args.json, sweep.problems, ledger)
         else:
             status, out = _plain(targets, config, args, jobs, bar.advance)
     if args.json:
@@ -114,10 +122,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def verdict_json(v: Verdict) -> dict[str, Any]:
-    return {"key": v.key, "verdict": v.kind.value, "reasons": list(v.reasons),
-            "excused": v.excused, "digest": v.digest,
-            "differing_frames": list(v.differing_frames), "compared_frames": v.compared_frames,
-            "error": v.error, "note": v.note, "line": v.line()}
+    return verdict_to_json(v)
 
 
 def _tally(verdicts: list[Verdict]) -> str:
@@ -135,13 +140,16 @@ def _excused_to_stderr(verdicts: list[Verdict]) -> None:
             print(v.line(), file=sys.stderr)
 
 
-def _check_output(verdicts: list[Verdict], as_json: bool) -> dict[str, Any]:
+def _check_output(verdicts: list[Verdict], as_json: bool, problems: list[str],
+                  ledger: Path) -> dict[str, Any]:
     if as_json:
         _excused_to_stderr(verdicts)
         return {"mode": "check", "verdicts": [verdict_json(v) for v in verdicts],
-                "summary": _tally(verdicts)}
+                "ledger_problems": problems, "summary": _tally(verdicts)}
     for v in verdicts:
         print(v.line())
+    for problem in problems:
+        print(f"LEDGER {ledger}: {problem}")
     print(_tally(verdicts))
     return {}
 
@@ -156,7 +164,9 @@ def _record_output(result, as_json: bool) -> dict[str, Any]:
                 "refused": [verdict_json(v) for v in result.refused],
                 "errors": [verdict_json(v) for v in result.errors],
                 "verdicts": [verdict_json(v) for v in result.verdicts],
-                "written": result.written}
+                "written": result.written, "replaced": result.replaced}
+    if result.replaced:
+        print(f"REPLACED {result.replaced}")
     for key in s.added:
         print(f"added      {key}")
     for key in s.updated:

@@ -210,16 +210,35 @@ def _line_of(text: str, key: str) -> int | None:
     return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
-def read_ledger(path: Path) -> Ledger:
-    """The ledger at ``path``; an empty one when the file does not exist."""
+# Lines git writes into a file it could not merge (``diff3`` style included).
+_CONFLICT_MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")
+
+
+def conflict_line(text: str) -> int | None:
+    """The line of the first git conflict marker in ``text``, if any."""
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.startswith(_CONFLICT_MARKERS) and (
+                len(line) == 7 or line[7] in " \t" or line.startswith("=======")):
+            return number
+    return None
+
+
+def read_ledger(path: Path, *, empty_ok: bool = False) -> Ledger:
+    """The ledger at ``path``; an empty one when the file does not exist (or, with
+    ``empty_ok``, when it is empty: ``/dev/null`` as a merge base)."""
     path = Path(path)
     try:
         raw = path.read_bytes()
     except FileNotFoundError:
         return Ledger(path, {})
+    except IsADirectoryError:
+        raise NanoframesError("ledger-unreadable", "cannot read the ledger: it is a directory",
+                              path) from None
     except OSError as exc:
         raise NanoframesError("ledger-unreadable", f"cannot read the ledger: {exc.strerror}",
                               path) from None
+    if empty_ok and not raw.strip():
+        return Ledger(path, {})
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -228,6 +247,11 @@ def read_ledger(path: Path) -> Ledger:
         column = len(before) - before.rfind("\n")
         raise NanoframesError("ledger-corrupt", f"not UTF-8: {exc.reason}", path, line,
                               column) from None
+    conflict = conflict_line(text)
+    if conflict is not None:
+        # Checked before the JSON: "Expecting property name" would hide what happened.
+        raise NanoframesError("ledger-conflict", f"unresolved merge conflict at line {conflict}: "
+                              "run `nanoframes ledger merge` or resolve it", path, conflict)
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:

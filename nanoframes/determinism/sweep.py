@@ -17,8 +17,10 @@ from ..errors import NanoframesError
 from ..frames.film import submit_digests
 from ..frames.workers import booting_pool
 from ..model.composition import Composition, parse
-from .ledger import Entry, Ledger, RecordSummary, merge, read_ledger, write_ledger
+from .ledger import Ledger, RecordSummary, read_ledger
+from .policy import mixed_toolchains, stale_keys
 from .reading import PendingReading, entry_from_reading, frames_to_read, start_reading
+from .recording import commit, read_for_recording
 from .verdict import (
     Kind,
     Reading,
@@ -83,10 +85,12 @@ class SweepResult:
     readings: dict[str, Reading]
     ledger: Ledger
     full: bool
+    problems: list[str] = field(default_factory=list)  # the ledger's own (full sweeps)
 
     @property
     def exit_status(self) -> int:
-        return exit_status(self.verdicts)
+        status = exit_status(self.verdicts)
+        return max(status, 1) if self.problems else status
 
 
 @dataclass
@@ -96,6 +100,7 @@ class RecordResult:
     refused: list[Verdict] = field(default_factory=list)   # regressions left as recorded
     errors: list[Verdict] = field(default_factory=list)
     written: bool = False
+    replaced: str | None = None  # --force set an unreadable ledger aside: what it says
 
     @property
     def exit_status(self) -> int:
@@ -209,12 +214,6 @@ def _result(path: Path, started: PendingReading | Verdict) -> Reading | Verdict:
                      f"drawing it ({exc.__class__.__name__})")
 
 
-def _stale(ledger: Ledger, config: Config, seen: set[str]) -> list[tuple[str, Entry]]:
-    """Entries whose composition file is gone (entries merely outside the globs stay)."""
-    return [(key, entry) for key, entry in ledger.entries.items()
-            if key not in seen and not (config.root / key).exists()]
-
-
 def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,
           samples: int | None = None, jobs: int = 1, dedup: bool = True, all_: bool = False,
           progress: Progress | None = None) -> SweepResult:
@@ -226,58 +225,39 @@ def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | No
     if full:
         excused = excused_list(config)
         seen = {v.key for v in verdicts}
-        verdicts += [stale(key, entry, excuse_for(key, excused))
-                     for key, entry in _stale(ledger, config, seen)]
+        verdicts += [stale(key, ledger.entries[key], excuse_for(key, excused))
+                     for key in stale_keys(ledger, config.root, seen)]
         verdicts.sort(key=lambda v: v.key)
-    return SweepResult(verdicts, readings, ledger, full)
+    mixed = mixed_toolchains(ledger.entries) if full else None
+    return SweepResult(verdicts, readings, ledger, full, [mixed] if mixed else [])
 
 
 def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,
            samples: int | None = None, jobs: int = 1, force: bool = False, dedup: bool = True,
            all_: bool = False, progress: Progress | None = None) -> RecordResult:
-    """Record fresh readings into the ledger, written once, atomically.
+    """Record fresh readings into the ledger (``recording.commit``: locked, re-read,
+    merged by key, written once, atomically), by the rules of ``policy.plan_record``.
 
-    A regression is not overwritten unless ``force``: re-recording must not
-    launder the one verdict the ledger exists for. A corrupt ledger is not
-    overwritten unless ``force`` either (then it is replaced from scratch).
+    A corrupt or conflicted ledger stops the recording unless ``force`` (then it
+    is kept beside the new one, and the result says how many entries it replaced).
     """
     path = Path(ledger_path) if ledger_path else config.ledger_path
-    replaced = False
-    try:
-        ledger = read_ledger(path)
-    except NanoframesError:
-        if not force:
-            raise
-        ledger, replaced = Ledger(path, {}), True
+    ledger, _ = read_for_recording(path, force)  # fail before rendering anything
     full = is_full(paths, all_)
     targets = collect(paths, config, all_)
     verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress)
-
-    updates: dict[str, Entry] = {}
-    refused: list[Verdict] = []
-    errors: list[Verdict] = []
-    for verdict in verdicts:
-        if verdict.kind is Kind.ERROR:
-            errors.append(verdict)
-            continue
-        if verdict.kind is Kind.REGRESSION and not force:
-            refused.append(verdict)
-            continue
-        previous = ledger.entries.get(verdict.key)
-        if verdict.kind is Kind.MATCH and not verdict.reasons and previous is not None:
-            # Same inputs, same frames: keep the entry (a sampled reading never
-            # replaces a full record it agrees with).
-            updates[verdict.key] = previous
-        else:
-            updates[verdict.key] = entry_from_reading(readings[verdict.key])
-    seen = {v.key for v in verdicts}
-    removed = [key for key, _ in _stale(ledger, config, seen)] if full else []
-    if full:
-        verdicts += [stale(key, ledger.entries[key]) for key in removed]
+    errors = [v for v in verdicts if v.kind is Kind.ERROR]
+    fresh = {v.key: entry_from_reading(readings[v.key]) for v in verdicts
+             if v.kind is not Kind.ERROR}
+    seen = {v.key for v in verdicts} if full else None
+    done = commit(path, fresh, force=force, root=config.root, seen=seen)
+    if done.summary.removed:
+        verdicts += [_stale_verdict(key, ledger) for key in done.summary.removed]
         verdicts.sort(key=lambda v: v.key)
-    new, summary = merge(ledger, updates, removed)
-    written = False
-    if summary.changed or replaced or not path.exists():
-        write_ledger(new)
-        written = True
-    return RecordResult(verdicts, summary, refused, errors, written)
+    return RecordResult(verdicts, done.summary, done.refused, errors, done.written,
+                        done.replaced)
+
+
+def _stale_verdict(key: str, ledger: Ledger) -> Verdict:
+    entry = ledger.entries.get(key)
+    return stale(key, entry) if entry is not None else Verdict(key, Kind.STALE)

@@ -1,0 +1,143 @@
+"""The ledger's rules, once: what a recording writes, what is stale, what is suspect.
+
+``nanoframes digest`` and the pytest plugin both call these functions, so a
+recording means the same whichever front end made it:
+
+- a reading judged a regression is refused (re-recording must not launder the
+  one verdict the ledger exists for) unless forced;
+- a reading that matches its entry under the same inputs keeps the entry, unless
+  it covers more frames (a full reading upgrades a sampled entry; a sampled
+  reading never replaces a full entry of the same identity);
+- anything else (absent, changed, forced) records the fresh reading;
+- stale entries (a recorded file that is gone) are removed only by a recording
+  that looked at everything;
+- recording where ``CI`` is set must be asked for explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import NanoframesError
+from .ledger import Entry, Ledger
+from .verdict import Kind, Reading, Verdict, judge
+
+RECORD_IN_CI_ENV = "NANOFRAMES_RECORD_IN_CI"
+
+
+@dataclass(frozen=True)
+class RecordPlan:
+    """What a recording does to a ledger: ``updates`` by key, ``removed`` keys, and
+    the regressions it ``refused`` (as judged against that same ledger)."""
+
+    updates: dict[str, Entry]
+    removed: list[str]
+    refused: list[Verdict] = field(default_factory=list)
+
+
+def reading_of(key: str, entry: Entry) -> Reading:
+    """A fresh reading as its ledger entry records it (the frame digests shortened,
+    which is all ``judge`` compares), so a recording can be re-judged under the lock."""
+    return Reading(key=key, identity=dict(entry.identity),
+                   toolchain_parts=dict(entry.toolchain_parts), frames=entry.frames,
+                   indices=entry.indices, frame_digests=entry.frame_digests,
+                   digest=entry.digest)
+
+
+def keeps_entry(fresh: Entry, recorded: Entry) -> bool:
+    """A matching reading keeps the recorded entry unless it covers more frames."""
+    return len(fresh.indices) <= len(recorded.indices)
+
+
+def stale_keys(ledger: Ledger, root: Path, seen: Iterable[str]) -> list[str]:
+    """Entries not looked at whose composition file is gone (entries merely outside
+    the configured globs stay: their file is still there)."""
+    seen = set(seen)
+    return sorted(key for key in ledger.entries
+                  if key not in seen and not (root / key).is_file())
+
+
+def plan_record(ledger: Ledger, fresh: Mapping[str, Entry], *, force: bool = False,
+                root: Path | None = None, seen: Iterable[str] | None = None) -> RecordPlan:
+    """The recording of ``fresh`` readings (as entries, by key) into ``ledger``.
+
+    ``seen`` (with ``root``) is given only when the recording covered everything:
+    then the entries it did not see whose file is gone are removed.
+    """
+    updates: dict[str, Entry] = {}
+    refused: list[Verdict] = []
+    for key in sorted(fresh):
+        entry = fresh[key]
+        recorded = ledger.entries.get(key)
+        verdict = judge(reading_of(key, entry), recorded)
+        if verdict.kind is Kind.ERROR:
+            continue  # same inputs, disjoint samples: nothing to judge by; left as it is
+        if verdict.kind is Kind.REGRESSION and not force:
+            refused.append(verdict)
+        elif (recorded is not None and verdict.kind is Kind.MATCH and not verdict.reasons
+              and keeps_entry(entry, recorded)):
+            updates[key] = recorded
+        else:
+            updates[key] = entry
+    removed: list[str] = []
+    if seen is not None and root is not None:
+        removed = stale_keys(ledger, root, set(seen) | set(fresh))
+    return RecordPlan(updates, removed, refused)
+
+
+def mixed_toolchains(entries: Mapping[str, Entry], record_hint: str = "--record") -> str | None:
+    """One line when the entries were recorded by more than one toolchain (a ledger
+    is one recording pass: a mix means part of it was never re-checked)."""
+    toolchains = sorted({entry.identity.get("toolchain", "") for entry in entries.values()})
+    if len(toolchains) <= 1:
+        return None
+    by = {t: sorted(k for k, e in entries.items() if e.identity.get("toolchain") == t)
+          for t in toolchains}
+    listed = "; ".join(f"{t[:12]}: {', '.join(keys)}" for t, keys in by.items())
+    return (f"entries recorded with {len(toolchains)} toolchains, expected one recording pass "
+            f"({record_hint} re-records them): {listed}")
+
+
+def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str, Any]:
+    """Plain types only (``--json``, ``--nf-report``, and xdist's wire)."""
+    return {
+        "key": verdict.key,
+        "verdict": verdict.kind.value,
+        "reasons": list(verdict.reasons),
+        "excused": verdict.excused,
+        "digest": verdict.digest,
+        "differing_frames": list(verdict.differing_frames),
+        "compared_frames": verdict.compared_frames,
+        "error": verdict.error,
+        "note": verdict.note,
+        "line": verdict.line(record_hint),
+    }
+
+
+def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
+    return Verdict(
+        key=data["key"], kind=Kind(data["verdict"]), reasons=tuple(data["reasons"]),
+        excused=data["excused"], digest=data["digest"],
+        differing_frames=tuple(data["differing_frames"]),
+        compared_frames=data["compared_frames"], error=data["error"], note=data["note"],
+    )
+
+
+def ci_is_set(environ: Mapping[str, str] = os.environ) -> bool:
+    """``CI`` as CI services set it: any value but empty, ``false`` or ``0``."""
+    value = environ.get("CI", "").strip().lower()
+    return value not in ("", "false", "0", "no")
+
+
+def allow_recording(asked: bool, flag: str, environ: Mapping[str, str] = os.environ) -> None:
+    """Refuse to record where ``CI`` is set unless ``flag`` (or the environment) asked:
+    a ledger a CI job recorded is one nobody reviewed."""
+    if asked or not ci_is_set(environ) or environ.get(RECORD_IN_CI_ENV, "") == "1":
+        return
+    raise NanoframesError(
+        "record-in-ci", f"refusing to record where CI is set (CI={environ.get('CI')!r}): "
+        f"pass {flag} or set {RECORD_IN_CI_ENV}=1 if this recording is intended")

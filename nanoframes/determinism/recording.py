@@ -1,0 +1,151 @@
+"""Writing a recording into the ledger: locked, re-read, merged by key, written once.
+
+Two recorders started together (two terminals, two CI shards on one disk, two
+``pytest --nf-record`` runs) must both land: each takes an exclusive lock on
+``<ledger>.lock`` (the ``filelock`` package), reads the ledger as it is *now*,
+applies its own readings by key (``policy.plan_record``) and writes atomically
+before letting go. A reader needs no lock: a write is a rename.
+
+A ledger that cannot be read is never silently dropped: without ``force`` the
+recording stops with that error; with it, the unreadable file is kept beside
+the new one (``digests.json.unreadable-<UTC time>``) and the recording says how
+many entries it replaced.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from filelock import FileLock, Timeout
+
+from ..errors import NanoframesError
+from ..files import write_bytes_atomic
+from .ledger import Entry, Ledger, RecordSummary, merge, read_ledger, write_ledger
+from .policy import plan_record
+from .verdict import Verdict
+
+LOCK_TIMEOUT_ENV = "NANOFRAMES_LOCK_TIMEOUT"
+DEFAULT_LOCK_TIMEOUT = 60.0
+# An entry as dumps() writes it: a key four spaces in, opening an object.
+_ENTRY_LINE = re.compile(r'^ {4}"((?:[^"\\]|\\.)+)": \{', re.MULTILINE)
+
+
+@dataclass
+class Committed:
+    """What one recording did to the ledger on disk."""
+
+    summary: RecordSummary
+    refused: list[Verdict] = field(default_factory=list)
+    written: bool = False
+    replaced: str | None = None  # the note when an unreadable ledger was set aside
+
+
+def lock_path(ledger_path: Path) -> Path:
+    return ledger_path.with_name(ledger_path.name + ".lock")
+
+
+def lock_timeout(environ: Mapping[str, str] = os.environ) -> float:
+    raw = environ.get(LOCK_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_LOCK_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        value = -1.0
+    if not value >= 0:
+        raise NanoframesError("config-invalid", f"{LOCK_TIMEOUT_ENV}={raw!r} is not a number "
+                              "of seconds")
+    return value
+
+
+def ledger_lock(ledger_path: Path) -> FileLock:
+    """The exclusive lock every writer of ``ledger_path`` takes."""
+    path = lock_path(ledger_path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NanoframesError("ledger-write", f"cannot write: {exc.strerror}", path) from None
+    return FileLock(path, timeout=lock_timeout())
+
+
+class locked:  # noqa: N801 - used as ``with locked(path):``
+    """Hold the ledger's lock; a bounded wait, then one line naming the lock file."""
+
+    def __init__(self, ledger_path: Path) -> None:
+        self.ledger_path = ledger_path
+        self.lock = ledger_lock(ledger_path)
+
+    def __enter__(self) -> FileLock:
+        try:
+            self.lock.acquire()
+        except Timeout:
+            raise NanoframesError(
+                "ledger-locked", f"another recorder has held the ledger's lock for over "
+                f"{self.lock.timeout:g} s (set {LOCK_TIMEOUT_ENV} to wait longer)",
+                self.lock.lock_file) from None
+        except OSError as exc:
+            raise NanoframesError("ledger-write", f"cannot lock the ledger: {exc.strerror}",
+                                  self.lock.lock_file) from None
+        return self.lock
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.lock.release()
+
+
+def count_entries(text: str) -> int:
+    """How many entries an unreadable ledger seems to hold (both sides of a conflict
+    counted once each), for the line that says what ``--force`` replaced."""
+    return len(set(_ENTRY_LINE.findall(text)))
+
+
+def set_aside(path: Path, error: NanoframesError) -> str:
+    """Keep an unreadable ledger beside the new one; return the line that says so."""
+    stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+    copy = path.with_name(f"{path.name}.unreadable-{stamp}")
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise NanoframesError("ledger-write", f"cannot keep a copy of the unreadable ledger: "
+                              f"{exc.strerror}", path) from None
+    write_bytes_atomic(copy, raw, code="ledger-write")
+    n = count_entries(raw.decode("utf-8", "replace"))
+    return (f"the ledger could not be read ({error.code}); kept it as {copy.name} and "
+            f"replaced its {n} entr{'y' if n == 1 else 'ies'}")
+
+
+def read_for_recording(path: Path, force: bool) -> tuple[Ledger, NanoframesError | None]:
+    """The ledger to record into; with ``force``, an unreadable one reads as empty
+    (and its error comes back so the caller can set the file aside)."""
+    try:
+        return read_ledger(path), None
+    except NanoframesError as exc:
+        if not force or exc.code == "ledger-unreadable" and path.is_dir():
+            raise
+        return Ledger(path, {}), exc
+
+
+def commit(path: Path, fresh: Mapping[str, Entry], *, force: bool = False,
+           root: Path | None = None, seen: Iterable[str] | None = None) -> Committed:
+    """Record ``fresh`` (entries by key) into the ledger at ``path`` under its lock.
+
+    ``seen`` and ``root`` are given when the recording covered everything: stale
+    entries go. The ledger is written only when something changed (or it is new).
+    """
+    path = Path(path)
+    with locked(path):
+        ledger, unreadable = read_for_recording(path, force)
+        plan = plan_record(ledger, fresh, force=force, root=root, seen=seen)
+        new, summary = merge(ledger, plan.updates, plan.removed)
+        note = None
+        if unreadable is not None:
+            note = set_aside(path, unreadable)
+        written = False
+        if summary.changed or unreadable is not None or not path.exists():
+            write_ledger(new)
+            written = True
+    return Committed(summary, plan.refused, written, note)
