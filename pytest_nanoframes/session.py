@@ -122,8 +122,12 @@ class State:
 
     def ledger_key(self, path: Path) -> str:
         from nanoframes.config import relative_key
+        from nanoframes.errors import NanoframesError
 
-        return relative_key(path, self.nf_config.root)
+        try:
+            return relative_key(path, self.nf_config.root)
+        except NanoframesError:  # outside the project: the item itself fails, saying so
+            return Path(path).absolute().as_posix()
 
     def ledger(self) -> Ledger:
         """The ledger as it is on disk, read once per process (errors are raised each time)."""

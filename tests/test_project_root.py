@@ -123,6 +123,15 @@ def test_the_plugin_uses_the_same_root_and_keys(tree) -> None:
     ledger = proj / "tests" / "digests.json"
     from_pytest = json.loads(ledger.read_text())["compositions"]
     assert sorted(from_pytest) == ["examples/a.nf.svg", "examples/link.nf.svg"]
+    (ex / "away.nf.svg").symlink_to(proj.parent / "outside" / "y.nf.svg")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider",
+                           "-p", "no:xdist", "--nf-check", "-k", "away", "."], cwd=ex,
+                          capture_output=True, text=True, timeout=120,
+                          env=dict(os.environ, PYTEST_ADDOPTS=""))
+    assert done.returncode == 1, done.stdout + done.stderr
+    assert "error[outside-project]" in done.stdout and "away.nf.svg" in done.stdout
+    assert "Traceback" not in done.stdout
+    (ex / "away.nf.svg").unlink()
     ledger.unlink()
     done = nanoframes(ex, "digest", "--record", "a.nf.svg", "link.nf.svg")
     assert done.returncode == 0, done.stderr
