@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -29,7 +30,8 @@ from pathlib import Path
 from .errors import NanoframesError
 
 _LIVE: set[str] = set()  # temp files this process has open right now
-_LIVE_LOCK = threading.Lock()
+# re-entrant: the signal handler runs in the main thread, which may hold it
+_LIVE_LOCK = threading.RLock()
 _UMASK: int | None = None
 
 
@@ -83,6 +85,40 @@ def sweep_orphans(target: Path, suffix: str = ".tmp") -> int:
     return removed
 
 
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[a-z0-9_]{8}\.tmp(\.[A-Za-z0-9]+)?$")
+
+
+def sweep_directory(directory: Path | str) -> int:
+    """Remove every temp file in ``directory`` whose writer process is gone, whatever
+    the final name it was for (a killed ``render -o DIR`` leaves one per frame in
+    flight); return how many."""
+    removed = 0
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return 0
+    for name in names:
+        match = _TEMP_NAME.match(name)
+        if match is None or _alive(int(match["pid"])):
+            continue
+        with contextlib.suppress(OSError):
+            os.unlink(os.path.join(directory, name))
+            removed += 1
+    return removed
+
+
+def _alive(pid: int) -> bool:
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:
+        return True  # alive but not ours to signal
+    return True
+
+
 def remove_live_temps() -> None:
     """Delete this process's unfinished temp files (called on SIGINT/SIGTERM)."""
     with _LIVE_LOCK:
@@ -91,6 +127,28 @@ def remove_live_temps() -> None:
     for name in live:
         with contextlib.suppress(OSError):
             os.unlink(name)
+
+
+def _new_temp(target: Path, suffix: str) -> str:
+    """Create an empty temp file beside ``target``, known as live before it exists
+    (a signal arriving in between cannot leave it behind)."""
+    prefix = os.path.join(target.parent, _temp_prefix(target))
+    for _ in range(100):
+        name = f"{prefix}{next(tempfile._get_candidate_names())}{suffix}"
+        with _LIVE_LOCK:
+            _LIVE.add(name)
+        try:
+            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+            return name
+        except FileExistsError:
+            pass
+        except OSError:
+            with _LIVE_LOCK:
+                _LIVE.discard(name)
+            raise
+        with _LIVE_LOCK:
+            _LIVE.discard(name)
+    raise FileExistsError(f"no free temp name beside {target}")
 
 
 def _fsync_directory(directory: Path) -> None:
@@ -129,13 +187,9 @@ def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         sweep_orphans(target, suffix)
-        fd, name = tempfile.mkstemp(prefix=_temp_prefix(target), suffix=suffix,
-                                    dir=target.parent)
-        os.close(fd)
+        name = _new_temp(target, suffix)
     except OSError as exc:
         raise write_failed(exc, target, code) from None
-    with _LIVE_LOCK:
-        _LIVE.add(name)
     tmp = Path(name)
     try:
         yield tmp

@@ -101,13 +101,17 @@ class State:
 
     @property
     def nf_config(self) -> Config:
-        """``[tool.nanoframes]`` of the rootdir, with the ledger path overridden if asked."""
+        """``[tool.nanoframes]`` of the run's project (``nanoframes.config.project_root``,
+        as the command line decides it), with the ledger path overridden if asked."""
         if self._nf_config is None:
-            from nanoframes.config import load_config
+            from nanoframes.config import load_config, project_root
             from nanoframes.errors import NanoframesError
 
+            here = self.config.invocation_params.dir
+            paths = [a.split("::")[0] for a in self.config.args]
             try:
-                cfg = load_config(self.config.rootpath)
+                root = project_root([p for p in paths if (here / p).exists()], cwd=here)
+                cfg = load_config(root)
             except NanoframesError as exc:
                 raise pytest.UsageError(str(exc)) from None
             if self.options.ledger:
@@ -122,8 +126,12 @@ class State:
 
     def ledger_key(self, path: Path) -> str:
         from nanoframes.config import relative_key
+        from nanoframes.errors import NanoframesError
 
-        return relative_key(path, self.nf_config.root)
+        try:
+            return relative_key(path, self.nf_config.root)
+        except NanoframesError:  # outside the project: the item itself fails, saying so
+            return Path(path).absolute().as_posix()
 
     def ledger(self) -> Ledger:
         """The ledger as it is on disk, read once per process (errors are raised each

@@ -9,16 +9,23 @@ exit status 2: never a traceback for bad input.
 
 from __future__ import annotations
 
-import argparse
-import importlib
-import os
-import sys
-from concurrent.futures import BrokenExecutor
+# First of all, before anything slow is imported: SIGINT/SIGTERM end the command
+# cleanly from here on (see interrupt.py).
+from . import interrupt
 
-from .. import __version__
-from ..config import find_project_root
-from ..errors import NanoframesError
-from ..frames import workers
+if interrupt.is_program():
+    interrupt.install()
+
+import argparse  # noqa: E402
+import importlib  # noqa: E402
+import os  # noqa: E402
+import sys  # noqa: E402
+from concurrent.futures import BrokenExecutor  # noqa: E402
+
+from .. import __version__  # noqa: E402
+from ..config import find_project_root  # noqa: E402
+from ..errors import NanoframesError  # noqa: E402
+from ..frames import workers  # noqa: E402
 
 # Subcommand modules, in the order `nanoframes --help` lists them.
 COMMANDS = (
@@ -77,11 +84,45 @@ def _boot_workers(argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
-    _boot_workers(argv)
+    interrupt.install()
     try:
-        return _run(argv)
+        _boot_workers(argv)
+        try:
+            status = _run(argv)
+        finally:
+            workers.discard_prestarted()  # a command that failed before using its pool
     finally:
-        workers.discard_prestarted()  # a command that failed before using its pool
+        if not interrupt.is_program():
+            interrupt.uninstall()  # a host calling main() in-process keeps its handlers
+    if interrupt.is_program():
+        _exit(status)
+    return status
+
+
+def _exit(status: int) -> None:
+    """End the command here, with the signal handlers still in place.
+
+    The interpreter's own exit restores the default handlers before it is done
+    (a signal then would kill the process silently), and leaves the forkserver
+    and resource tracker to stop after it. So: run the exit hooks (multiprocessing
+    unlinks its semaphores there), stop the helpers, flush, and ``os._exit``.
+    """
+    import atexit
+
+    atexit._run_exitfuncs()
+    workers.stop_helpers()
+    interrupt.kill_descendants()  # nothing should be left; make sure
+    try:
+        sys.stdout.flush()
+    except BrokenPipeError:
+        pass
+    except OSError:
+        status = status or 1
+    try:
+        sys.stderr.flush()
+    except OSError:
+        pass
+    os._exit(status)
 
 
 def _run(argv: list[str]) -> int:

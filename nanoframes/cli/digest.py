@@ -11,7 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ..config import find_project_root, load_config
+from ..config import load_config, project_root
 from ..determinism.policy import allow_recording, verdict_to_json
 from ..determinism.selftest import register_selftest_args, run_selftest_cli
 from ..determinism.sweep import check, collect, readings, record
@@ -95,8 +95,7 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.record:
         allow_recording(args.ci, "--ci")
-    start = args.paths[0] if args.paths else Path.cwd()
-    config = load_config(find_project_root(start))
+    config = load_config(project_root(args.paths))  # one project, whatever the order
     jobs = jobs_value(args.jobs)
     targets = collect(args.paths, config, args.all_)
     bar = Progress(len(targets), "digest")

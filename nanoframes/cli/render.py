@@ -7,6 +7,7 @@ from pathlib import Path
 
 from ..determinism.cache import add_cache_arg, cache_from_args, cached_frame, cached_frames
 from ..errors import NanoframesError
+from ..files import sweep_directory
 from ..frames.film import Film
 from ..frames.output import write_png
 from ..progress import Progress
@@ -51,6 +52,7 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise NanoframesError("output-failed", f"cannot create the directory: "
                               f"{exc.strerror or exc}", out) from None
+    sweep_directory(out)  # temps of a killed earlier render, whatever frame they were for
     digits = max(5, len(str(comp.frame_count - 1)))
     with Progress(comp.frame_count, comp.id) as bar:
         for i, frame in cached_frames(film, jobs=jobs_value(args.jobs),

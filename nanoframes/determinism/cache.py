@@ -25,8 +25,9 @@ Entry: one file ``frames/<k[:2]>/<k>.rgba``::
 
 A read checks the magic, the size, the key, the length and the payload's
 SHA-256; an entry that fails any of them is deleted and the frame rendered
-again. Writes go to a temp file in the entry's directory and are renamed into
-place (``os.replace``), so a reader sees a whole entry or none, and several
+again. Writes go through ``files.atomic_target`` (a temp file in the entry's
+directory, the umask's mode, renamed into place), so a reader sees a whole entry
+or none, and several
 processes writing the same key at once are safe: the last rename wins and
 every candidate is a whole, correct entry. No fsync: a torn file after a power
 loss fails its checksum and is rendered again.
@@ -42,7 +43,6 @@ import hashlib
 import json
 import os
 import struct
-import tempfile
 import time
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -51,13 +51,13 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import NanoframesError
+from ..files import atomic_target
 
 MAGIC = b"NFCACHE1"
 _HEADER = struct.Struct("<8sII32s32s")
 HEADER_SIZE = _HEADER.size  # 80
 SUFFIX = ".rgba"
 DEFAULT_MAX_MB = 2048
-_TMP_PREFIX = ".tmp-"
 _STALE_TMP_S = 3600  # a temp file this old belongs to a writer that died
 
 
@@ -165,22 +165,13 @@ class FrameCache:
         height, width = frame.shape[:2]
         header = _HEADER.pack(MAGIC, width, height, bytes.fromhex(key),
                               hashlib.sha256(frame).digest())
-        target = self.path(key)
         try:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            fd, tmp = tempfile.mkstemp(prefix=_TMP_PREFIX, suffix=SUFFIX, dir=target.parent)
-        except OSError:
-            return  # a cache that cannot be written is only a slower render
-        try:
-            with os.fdopen(fd, "wb") as fh:
+            with atomic_target(self.path(key), durable=False) as tmp, open(tmp, "wb") as fh:
                 fh.write(header)
                 fh.write(memoryview(frame).cast("B"))
-            os.replace(tmp, target)
-            self.written += 1
-        except OSError:
-            pass
-        finally:
-            _unlink(Path(tmp))
+        except (NanoframesError, OSError):
+            return  # a cache that cannot be written is only a slower render
+        self.written += 1
 
     # --- the whole cache -------------------------------------------------
 
@@ -200,7 +191,7 @@ class FrameCache:
     def stats(self) -> CacheStats:
         entries = size = 0
         for entry in self._entries():
-            if entry.name.endswith(SUFFIX) and not entry.name.startswith(_TMP_PREFIX):
+            if entry.name.endswith(SUFFIX) and not entry.name.startswith("."):
                 try:
                     size += entry.stat(follow_symlinks=False).st_size
                 except OSError:
@@ -235,7 +226,7 @@ class FrameCache:
                 st = entry.stat(follow_symlinks=False)
             except OSError:
                 continue
-            if entry.name.startswith(_TMP_PREFIX):
+            if entry.name.startswith("."):  # a temp file (files.py; older: .tmp-)
                 if now - st.st_mtime > _STALE_TMP_S:
                     _unlink(Path(entry.path))
                 continue

@@ -15,6 +15,7 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 
 from ..config import Config, relative_key
+from ..errors import NanoframesError
 from ..frames.digest import SHORT
 from .identity import ALL_PARTS
 from .ledger import Entry
@@ -197,7 +198,10 @@ def error(key: str, message: str, excused: str | None = None) -> Verdict:
 def _normalise(name: str, root: Path) -> str:
     name = name.strip().replace("\\", "/")
     if PurePosixPath(name).is_absolute() or Path(name).is_absolute():
-        return relative_key(name, root)
+        try:
+            return relative_key(name, root)
+        except NanoframesError:  # outside the project: it excuses nothing
+            return Path(name).as_posix()
     return PurePosixPath(name).as_posix()  # drops "./" and doubled slashes
 
 

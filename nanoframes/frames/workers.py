@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
 import sys
 import threading
 from concurrent.futures import Future, ProcessPoolExecutor
@@ -23,7 +24,9 @@ from pathlib import Path
 
 # Modules the forkserver imports once (no ThorVG engine exists there yet, so
 # forking it is safe); each worker then starts with the renderer imported.
-PRELOAD = ["nanoframes.frames.film", "nanoframes.text.fonts", "fontTools.ttLib.ttFont",
+# forkserver_init first: workers start with SIGINT ignored.
+PRELOAD = ["nanoframes.frames.forkserver_init", "nanoframes.frames.film",
+           "nanoframes.text.fonts", "fontTools.ttLib.ttFont",
            "fontTools.ttLib.tables._n_a_m_e", "fontTools.ttLib.tables.O_S_2f_2"]
 
 # Set in each worker by its initializer: whether it has a second CPU to itself
@@ -110,10 +113,37 @@ def discard_prestarted() -> None:
             starting.result().shutdown(wait=True, cancel_futures=True)
 
 
+def stop_helpers() -> None:
+    """Stop the forkserver and the resource tracker now, once every pool is shut down.
+
+    They would stop on their own just after this process exits, but until then
+    they hold the caller's stdout open; a command stops them before it exits.
+    Uses the private ``_stop`` both have had since Python 3.8; where it is
+    missing they stop as before, on their own.
+    """
+    helpers = []
+    if "multiprocessing.forkserver" in sys.modules:
+        helpers.append(getattr(sys.modules["multiprocessing.forkserver"], "_forkserver", None))
+    if "multiprocessing.resource_tracker" in sys.modules:  # after the forkserver, its client
+        helpers.append(getattr(sys.modules["multiprocessing.resource_tracker"],
+                               "_resource_tracker", None))
+    for helper in helpers:
+        stop = getattr(helper, "_stop", None)
+        if stop is not None:
+            try:
+                stop()
+            except Exception:  # noqa: BLE001 - stopping early is a courtesy, not a need
+                pass
+
+
 def _worker_init(root: str | None, spare: bool) -> None:
     # Workers inherit the parent's environment (thread count, locale); they must
     # not print progress or read stdin.
     global threads_to_spare
+    # Ctrl-C reaches the whole process group: the command tears the pool down
+    # (cli/interrupt.py); a worker must not print a KeyboardInterrupt traceback.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    die_with_parent()
     sys.stdin = open(os.devnull)  # noqa: SIM115
     threads_to_spare = spare
     # Warm up what every first task needs, so no task pays for it: the engine
@@ -129,3 +159,18 @@ def _worker_init(root: str | None, spare: bool) -> None:
             font_book(load_config(Path(root)))
         except Exception:  # noqa: BLE001 - a bad config is reported by the task that needs it
             pass
+
+
+def die_with_parent() -> None:
+    """Linux: this process gets SIGKILL when its parent (the forkserver, which
+    exits with the command) dies, so no worker outlives the command."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        ctypes.CDLL(None).prctl(1, signal.SIGKILL, 0, 0, 0)  # PR_SET_PDEATHSIG
+    except Exception:  # noqa: BLE001 - best effort; the teardown kills workers anyway
+        return
+    if os.getppid() == 1:  # the parent died before the line above
+        os._exit(1)
