@@ -16,7 +16,6 @@ recording means the same whichever front end made it:
 
 from __future__ import annotations
 
-import hashlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -93,19 +92,29 @@ def plan_record(ledger: Ledger, fresh: Mapping[str, Entry], *, force: bool = Fal
 def mixed_toolchains(entries: Mapping[str, Entry], record_hint: str = "--record") -> str | None:
     """One line when the entries were recorded by more than one toolchain (a ledger
     is one recording pass: a mix means part of it was never re-checked)."""
-    # Compared on the parts every film has: a film that draws video adds decoder
-    # parts of its own, which is not a second recording pass.
-    def base(entry: Entry) -> str:
-        from .identity import TOOLCHAIN_PARTS
+    # A film that draws video adds decoder parts, so its toolchain digest differs
+    # from its neighbours' within one pass: it joins the pass whose base parts it shares.
+    from .identity import TOOLCHAIN_PARTS, VIDEO_PARTS
 
+    def base(entry: Entry) -> tuple[str, ...]:
         parts = entry.toolchain_parts or {}
-        text = "\0".join(f"{p}={parts.get(p, '')}" for p in TOOLCHAIN_PARTS)
-        return hashlib.sha256(text.encode()).hexdigest()
+        return tuple(str(parts.get(p, "")) for p in TOOLCHAIN_PARTS)
 
-    toolchains = sorted({base(entry) for entry in entries.values()})
+    def has_video(entry: Entry) -> bool:
+        return any(p in (entry.toolchain_parts or {}) for p in VIDEO_PARTS)
+
+    plain = {base(e): e.identity.get("toolchain", "") for e in entries.values()
+             if not has_video(e)}
+
+    def group(entry: Entry) -> str:
+        if has_video(entry) and base(entry) in plain:
+            return plain[base(entry)]
+        return entry.identity.get("toolchain", "")
+
+    toolchains = sorted({group(entry) for entry in entries.values()})
     if len(toolchains) <= 1:
         return None
-    by = {t: sorted(k for k, e in entries.items() if base(e) == t) for t in toolchains}
+    by = {t: sorted(k for k, e in entries.items() if group(e) == t) for t in toolchains}
     listed = "; ".join(f"{t[:12]}: {', '.join(keys)}" for t, keys in by.items())
     return (f"entries recorded with {len(toolchains)} toolchains, expected one recording pass "
             f"({record_hint} re-records them): {listed}")
