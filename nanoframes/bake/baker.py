@@ -1,10 +1,11 @@
 """Composition + frame → one static, well-formed SVG document (bytes).
 
-The clock is resolved here, before the rasterizer sees anything (CONTRACT.md
-§6): presence and fades, animated values, colours with alpha, fonts by exact
-face name, text entities, images as ``data:`` URIs, the viewport. The output
-never holds a ``<script>``, a ``<style>`` sheet (an ``@font-face`` in one
-crashes ThorVG), an unresolved family list or an external reference.
+The clock is resolved here, before the rasterizer sees anything
+(docs/compositions.md, "What the rendered document contains"): presence and
+fades, animated values, colours with alpha, fonts by exact face name, text
+entities, images as ``data:`` URIs, the viewport. The output never holds a
+``<script>``, a ``<style>`` sheet (an ``@font-face`` in one crashes ThorVG), an
+unresolved family list or an external reference.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from ..errors import NanoframesError
 from ..model.color import format_color, parse_color
 from ..model.composition import SVG_NS, XLINK_NS, Composition, aspect_of, local_name, presence_of
 from ..model.geometry import Box, center, local_box
+from ..model.svg import UNDRAWN_TAGS, is_drawn, read_number
 from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
 from ..text.fonts import Face, FontBook, Resolution, font_book
 from ..text.layout import TextLayouts
@@ -44,7 +46,7 @@ MAX_EMBEDDED_BYTES = 96 * 1024 * 1024
 LAYOUT_ATTRS = ("text-anchor", "data-bg", "data-wrap", "data-fit", "data-frame-text")
 INHERITED_FONT_PROPS = ("font-family", "font-weight", "font-style", "font-size")
 _URL = re.compile(r"url\(\s*['\"]?\s*([^)'\"\s]*)")
-DROPPED_TAGS = frozenset(("script", "style", "foreignObject", "metadata"))
+DROPPED_TAGS = UNDRAWN_TAGS
 _WS = re.compile(r"\s+")
 
 
@@ -143,7 +145,7 @@ class Baker:
 
     @staticmethod
     def _drawn(el) -> bool:
-        return not any(local_name(a) in DROPPED_TAGS for a in el.iterancestors())
+        return is_drawn(el)
 
     def faces(self) -> list[Face]:
         """The distinct faces this composition's text resolves to, in a stable order."""
@@ -338,11 +340,12 @@ class Baker:
         if not any(el.get(name) is not None for name in LAYOUT_ATTRS):
             face = self._faces_by_name.get(el.get("font-family", ""))
             if face is not None:  # already laid out (static text, or a wrapped line)
-                ink = self.layout.measurer.ink(face, _float(el, "font-size", 16.0),
-                                               text_content(el))
+                size = read_number(el, "font-size", 16.0, strict=False)
+                ink = self.layout.measurer.ink(face, size, text_content(el))
                 if ink.empty:
                     return None
-                x, y = _float(el, "x", 0.0), _float(el, "y", 0.0)
+                x = read_number(el, "x", 0.0, strict=False)
+                y = read_number(el, "y", 0.0, strict=False)
                 return (x + ink.x, y + ink.y, x + ink.x + ink.w, y + ink.y + ink.h)
         idx = self.layout.index_of(el)
         if idx is None:
@@ -362,8 +365,9 @@ class Baker:
             return
         if i not in self._embedded:
             _embed(el, image)
-        x, y = _float(el, "x", 0.0), _float(el, "y", 0.0)
-        w, h = _float(el, "width", float(image.width)), _float(el, "height", float(image.height))
+        x, y = read_number(el, "x", 0.0, strict=False), read_number(el, "y", 0.0, strict=False)
+        w = read_number(el, "width", float(image.width), strict=False)
+        h = read_number(el, "height", float(image.height), strict=False)
         aspect = (el.get("data-aspect") or "stretch").strip()
         # ThorVG ignores preserveAspectRatio on <image>: fit the box ourselves.
         if aspect in ("contain", "cover") and w > 0 and h > 0:
@@ -394,13 +398,6 @@ def _clip_to(el, i: int, x: float, y: float, w: float, h: float) -> None:
     el.set("clip-path", f"url(#nf-clip-{i})")
 
 
-def _float(el, name: str, default: float) -> float:
-    try:
-        return float((el.get(name) or "").strip().removesuffix("px"))
-    except ValueError:
-        return default
-
-
 def _inherited_opacity(el, name: str) -> float:
     """An inherited paint opacity (fill-opacity, stroke-opacity) as it applies to ``el``."""
     for node in (el, *el.iterancestors()):
@@ -410,14 +407,7 @@ def _inherited_opacity(el, name: str) -> float:
 
 
 def _opacity(el, name: str) -> float:
-    raw = el.get(name)
-    if raw is None:
-        return 1.0
-    raw = raw.strip()
-    try:
-        return clamp01(float(raw[:-1]) / 100 if raw.endswith("%") else float(raw))
-    except ValueError:
-        return 1.0
+    return clamp01(read_number(el, name, 1.0, strict=False, percent=True))
 
 
 def _normalise_style(el) -> None:

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 from ..config import find_project_root, load_config
-from ..determinism.selftest import register_selftest_args, run_selftest_cli
 from ..determinism.sweep import check, collect, readings, record
 from ..determinism.verdict import Kind, Verdict
 from ..progress import Progress
 from .common import add_jobs, jobs_value
+from .selftest import register_selftest_args, run_selftest_cli
 
 EPILOG = """\
 modes:

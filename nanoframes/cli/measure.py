@@ -19,14 +19,12 @@ from pathlib import Path
 from lxml import etree
 
 from ..bake.baker import Baker
-from ..model.composition import SVG_NS, local_name, parse
+from ..model.composition import parse
 from ..model.geometry import IDENTITY, Matrix, multiply, parse_transform, transform_box
+from ..model.svg import REFERENCED_ONLY_TAGS, SVG_NS, local_name
 from ..model.timeline import fmt
 from ..text.layout import Run
 from .common import frame_index
-
-# Containers whose content is only drawn by reference (or not at all).
-NOT_DRAWN = frozenset(("defs", "clipPath", "mask", "pattern", "symbol", "marker"))
 
 
 def register(sub) -> None:
@@ -57,7 +55,7 @@ def measure_runs(path: Path, frame: int | None = None, t: float | None = None) -
     out: list[Run] = []
     pending = iter(laid)
     for el in root.iter(f"{{{SVG_NS}}}text", "text"):
-        if any(local_name(a) in NOT_DRAWN for a in el.iterancestors()):
+        if any(local_name(a) in REFERENCED_ONLY_TAGS for a in el.iterancestors()):
             continue
         key = (el.get("font-family"), el.get("font-size"), "".join(el.itertext()))
         for r in pending:

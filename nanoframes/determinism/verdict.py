@@ -16,11 +16,11 @@ from pathlib import Path, PurePosixPath
 
 from ..config import Config, relative_key
 from ..frames.digest import SHORT
+from ..model.svg import composition_stem
 from .identity import TOOLCHAIN_PARTS
 from .ledger import Entry
 
 EXCUSED_ENV = "EXCUSED_COMPOSITIONS"
-SUFFIX = ".nf.svg"
 MAX_LISTED_FRAMES = 10
 
 
@@ -217,7 +217,7 @@ def excuse_for(key: str, excused: Mapping[str, str],
                composition_id: str | None = None) -> str | None:
     """The reason ``key`` is excused: listed by path, file name, stem or composition id."""
     name = PurePosixPath(key).name
-    stem = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else PurePosixPath(name).stem
+    stem = composition_stem(name)
     for candidate in (key, name, stem, composition_id):
         if candidate and candidate in excused:
             return excused[candidate]

@@ -9,8 +9,10 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..model.color import parse_color
-from ..model.composition import SVG_NS, TIMELINE_TYPE, Composition, presence_of
+from ..model.composition import Composition
 from ..model.easing import is_known_ease
+from ..model.presence import presence_of
+from ..model.svg import SVG_NS, TIMELINE_TYPE
 from ..model.timeline import ANIMATABLE, COLOR_PROPERTIES, Animation, is_number, parse_transform
 from . import ERROR, WARNING, Finding, finding
 
