@@ -19,7 +19,7 @@ from ..model.composition import Composition
 from ..model.svg import href_of, is_drawn, local_name
 from ..text.fonts import font_book, is_generic, parse_family_list
 from ..text.style import font_request, parse_style_attr
-from . import ERROR, WARNING, Finding, finding
+from .findings import ERROR, WARNING, Finding, finding
 
 if TYPE_CHECKING:
     from .canvas import Context

@@ -38,7 +38,7 @@ from ..model.svg import (
 )
 from ..model.timeline import needs_auto_center, transform_to_svg, values_for
 from ..model.transform import TransformParts
-from . import ERROR, WARNING, Finding, finding
+from .findings import ERROR, WARNING, Finding, finding
 from .timeline import window
 
 MAX_SAMPLES = 240

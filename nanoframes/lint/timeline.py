@@ -14,7 +14,7 @@ from ..model.easing import is_known_ease
 from ..model.presence import presence_of
 from ..model.svg import SVG_NS, TIMELINE_TYPE
 from ..model.timeline import ANIMATABLE, COLOR_PROPERTIES, Animation, is_number, parse_transform
-from . import ERROR, WARNING, Finding, finding
+from .findings import ERROR, WARNING, Finding, finding
 
 TRANSFORM_KEYS = ("translate", "rotate", "scale", "center")
 NUMBER_PROPERTIES = ANIMATABLE - COLOR_PROPERTIES - {"transform"}
