@@ -21,6 +21,14 @@ def add_jobs(p: argparse.ArgumentParser) -> None:
     p.set_defaults(_fix_jobs=True)
 
 
+def add_frame_choice(p: argparse.ArgumentParser) -> None:
+    """``--frame N`` or ``--t SECONDS`` (one of them; frame 0 without either)."""
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--frame", type=int, help="frame index (default 0)")
+    when.add_argument("--t", type=float, dest="t", metavar="SECONDS",
+                      help="time in seconds: the frame showing then, floor(t × fps)")
+
+
 def jobs_value(n: int) -> int:
     return max(1, os.cpu_count() or 1) if n == 0 else max(1, n)
 

@@ -24,7 +24,7 @@ from ..model.geometry import IDENTITY, Matrix, multiply, parse_transform, transf
 from ..model.svg import REFERENCED_ONLY_TAGS, SVG_NS, local_name
 from ..model.timeline import fmt
 from ..text.layout import Run
-from .common import frame_index
+from .common import add_frame_choice, frame_index
 
 
 def register(sub) -> None:
@@ -33,8 +33,7 @@ def register(sub) -> None:
                        "the element (id or line), the resolved face, the font-size after "
                        "fitting, and the renderer-exact ink box (x, y, width, height).")
     p.add_argument("composition", type=Path)
-    p.add_argument("--frame", type=int, help="frame index (default 0)")
-    p.add_argument("--t", type=float, dest="t", metavar="SECONDS", help="time in seconds")
+    add_frame_choice(p)
     p.add_argument("--json", action="store_true", help="print a JSON list of objects")
     p.set_defaults(func=run)
 
