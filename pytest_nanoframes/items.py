@@ -41,7 +41,7 @@ def item_name(path: Path) -> str:
 
 
 def decide(verdict: Verdict, *, recording: bool, strict: bool, force: bool) -> Outcome:
-    """The test outcome of a verdict (DESIGN.md, "Verdicts", pytest column)."""
+    """The test outcome of a verdict (README, "Verdicts", pytest column)."""
     from nanoframes.determinism.verdict import Kind
 
     kind = verdict.kind

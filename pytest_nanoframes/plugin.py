@@ -1,4 +1,4 @@
-"""pytest hooks for nanoframes: hooks only (DESIGN.md, module map).
+"""pytest hooks for nanoframes: hooks only (docs/architecture.md).
 
 Items live in items.py, session state in session.py, what is printed and
 written in report.py, the worker → controller wiring in xdist.py. Without

@@ -1,4 +1,4 @@
-"""Parsing (CONTRACT.md §1–3): defaults, exact frame arithmetic, presence, and every
+"""Parsing (docs/compositions.md, canvas to timeline): defaults, exact frame arithmetic, presence, and every
 bad-input code with its file and line, through the library and through the CLI."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""The four inputs a frame is a function of (DESIGN.md, "the identity").
+"""The four inputs a frame is a function of (README, "Identity"; docs/digest.md).
 
 Building blocks only: each function digests one component from plain values,
 so the composition model can be wired to them without this module knowing it.
@@ -179,7 +179,7 @@ def _project(el: Any, in_text: bool) -> list[Any]:
 
 
 def canonical_source(root: Any) -> bytes:
-    """The composition as the canonical projection DESIGN.md describes.
+    """The composition as the canonical projection docs/digest.md describes.
 
     ``root`` is an lxml element (or tree). The projection is compact JSON of
     nested ``[tag, sorted attributes, children]`` lists with namespace-qualified

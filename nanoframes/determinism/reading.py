@@ -90,7 +90,7 @@ def font_items(baker: Baker) -> list[tuple[str, str]]:
 
 
 def composition_identity(comp: Composition, baker: Baker) -> Identity:
-    """The four components of ``comp``'s identity, as DESIGN.md defines them.
+    """The four components of ``comp``'s identity, as docs/digest.md defines them.
 
     The toolchain (library bytes, module digest) is computed once per process;
     the source projection once per file version.

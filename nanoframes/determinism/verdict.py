@@ -1,6 +1,6 @@
 """Verdicts: a fresh reading of a composition judged against its ledger entry.
 
-The verdict table of DESIGN.md. The one distinction that matters most is
+The verdict table of the README ("Verdicts"). The one distinction that matters most is
 between ``changed`` (the digest moved and a recorded input moved with it) and
 ``regression`` (the digest moved and every declared input is identical), so
 the reasons are computed from the recorded identity, never guessed.

@@ -68,7 +68,8 @@ def _eases(anim: Animation, script, where: str) -> Iterator[Finding]:
         if kf.ease is not None and not is_known_ease(kf.ease):
             yield finding(ERROR, "unknown-ease", script, kf.t,
                           f"{where}: unknown ease {kf.ease!r} (it renders linear); "
-                          "see CONTRACT.md §3 for the names and cubic-bezier(x1, y1, x2, y2)")
+                          "see docs/compositions.md (Easing) for the names and "
+                          "cubic-bezier(x1, y1, x2, y2)")
         if k == 0 and kf.ease is not None:
             yield finding(WARNING, "ease-on-first-keyframe", script, kf.t,
                           f"{where}: ease {kf.ease!r} on the first keyframe shapes nothing "

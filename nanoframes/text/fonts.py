@@ -1,7 +1,7 @@
-"""Font discovery and CSS-ish family resolution (CONTRACT.md §4).
+"""Font discovery and CSS-ish family resolution (docs/text.md).
 
 ThorVG matches one exact registered name and silently falls back otherwise
-(THORVG.md, "Text"), so nanoframes resolves every ``font-family`` list to one
+(docs/thorvg.md, "Text"), so nanoframes resolves every ``font-family`` list to one
 :class:`Face` itself and writes that face's ``name`` into the rendered document.
 
 Candidates, in order: the faces bundled in the repository's ``fonts/`` (the

@@ -15,7 +15,7 @@ single-line ``<text>`` elements. The rules, in the order they apply:
    most W: breaks at spaces, around each East Asian wide character, and, for a
    word wider than W on its own, between characters. Line k sits at
    ``y + k × 1.2 × font-size``.
-4. ``text-anchor`` places each line by its **ink** box (the contract measures
+4. ``text-anchor`` places each line by its **ink** box (the format measures
    ink; ThorVG gives no advance widths): ``middle`` puts the centre of the ink
    on x, ``end`` puts its right edge on x, ``start`` leaves the pen at x as the
    rasterizer draws it (the ink begins a side bearing after x).
