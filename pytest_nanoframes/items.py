@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from nanoframes.model.svg import composition_stem
 from pytest_nanoframes.session import RECORD_HINT, State, get_state
 
 if TYPE_CHECKING:  # the library loads ThorVG: imported at run time only when active
     from nanoframes.determinism.ledger import Ledger
     from nanoframes.determinism.verdict import Verdict
 
-SUFFIX = ".nf.svg"
 
 
 class NanoframesFailure(Exception):
@@ -37,12 +37,11 @@ class Outcome:
 
 def item_name(path: Path) -> str:
     """``title-card`` for ``title-card.nf.svg``: stable, known without parsing the file."""
-    name = path.name
-    return name[: -len(SUFFIX)] if name.endswith(SUFFIX) else path.stem
+    return composition_stem(path.name)
 
 
 def decide(verdict: Verdict, *, recording: bool, strict: bool, force: bool) -> Outcome:
-    """The test outcome of a verdict (DESIGN.md, "Verdicts", pytest column)."""
+    """The test outcome of a verdict (README, "Verdicts", pytest column)."""
     from nanoframes.determinism.verdict import Kind
 
     kind = verdict.kind

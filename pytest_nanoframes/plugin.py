@@ -1,4 +1,4 @@
-"""pytest hooks for nanoframes: hooks only (DESIGN.md, module map).
+"""pytest hooks for nanoframes: hooks only (docs/architecture.md).
 
 Items live in items.py, session state in session.py, what is printed and
 written in report.py, the worker → controller wiring in xdist.py. Without
@@ -90,9 +90,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     state = get_state(parent.config)
     if state is None or not state.options.active:
         return None
-    from pytest_nanoframes.items import SUFFIX, CompositionFile, LedgerFile
+    from nanoframes.model.svg import is_composition_name
+    from pytest_nanoframes.items import CompositionFile, LedgerFile
 
-    if file_path.name.endswith(SUFFIX):
+    if is_composition_name(file_path.name):
         return CompositionFile.from_parent(parent, path=file_path)
     if file_path.resolve() == state.ledger_path:
         return LedgerFile.from_parent(parent, path=file_path)

@@ -18,7 +18,8 @@ from typing import Any
 
 import pytest
 
-SUFFIX = ".nf.svg"
+from nanoframes.model.svg import is_composition_name
+
 ITEM_NAME = "selftest"
 
 
@@ -41,7 +42,7 @@ class SelftestFailure(Exception):
 class SelftestPlugin:
     def pytest_collect_file(self, file_path: Path, parent: pytest.Collector
                             ) -> pytest.Collector | None:
-        if file_path.name.endswith(SUFFIX):
+        if is_composition_name(file_path.name):
             return SelftestFile.from_parent(parent, path=file_path)
         return None
 

@@ -1,4 +1,4 @@
-"""Bake (CONTRACT.md §6, THORVG.md): one rule per test, on the document the rasterizer
+"""Bake (docs/compositions.md, docs/thorvg.md): one rule per test, on the document the rasterizer
 receives. Every output is parsed back as XML, so each test also checks well-formedness."""
 
 from __future__ import annotations

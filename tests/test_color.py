@@ -1,4 +1,4 @@
-"""Colour parsing, formatting and interpolation (CONTRACT.md §3, Properties)."""
+"""Colour parsing, formatting and interpolation (docs/compositions.md, "Colours")."""
 
 from __future__ import annotations
 

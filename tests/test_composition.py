@@ -1,5 +1,6 @@
-"""Parsing (CONTRACT.md §1–3): defaults, exact frame arithmetic, presence, and every
-bad-input code with its file and line, through the library and through the CLI."""
+"""Parsing (docs/compositions.md, canvas to timeline): defaults, exact frame
+arithmetic, presence, and every bad-input code with its file and line, through
+the library and through the CLI."""
 
 from __future__ import annotations
 

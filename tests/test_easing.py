@@ -1,4 +1,4 @@
-"""Easing curves against their definitions (CONTRACT.md §3, Easing)."""
+"""Easing curves against their definitions (docs/compositions.md, "Easing")."""
 
 from __future__ import annotations
 
@@ -172,7 +172,7 @@ def test_is_known_ease():
     for name in CONTRACT_NAMES:
         assert is_known_ease(name)
     assert is_known_ease("cubic-bezier(0,0,1,1)")
-    assert not is_known_ease("ease")  # CSS's keyword is not in the contract
+    assert not is_known_ease("ease")  # CSS's keyword is not one of ours
 
 
 def test_unknown_ease_renders_linear():

@@ -1,5 +1,5 @@
 """A composition's identity, computed for real: every invariance and sensitivity
-DESIGN.md names, the identity command, and frame digests against written PNGs."""
+docs/digest.md names, the identity command, and frame digests against written PNGs."""
 
 from __future__ import annotations
 

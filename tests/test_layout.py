@@ -1,4 +1,4 @@
-"""Measured text layout (CONTRACT.md §4), rendered for real through ThorVG.
+"""Measured text layout (docs/text.md), rendered for real through ThorVG.
 
 Pixel tests compare what the rasterizer draws with what the layout measured:
 chips around the measured ink, wrapped line widths, fitted sizes, anchors and

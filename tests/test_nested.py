@@ -1,4 +1,4 @@
-"""Nested compositions (CONTRACT.md §5), rendered for real through ThorVG."""
+"""Nested compositions (docs/compositions.md), rendered for real through ThorVG."""
 
 from __future__ import annotations
 

@@ -9,9 +9,10 @@ from pathlib import Path
 
 import pytest
 
+from nanoframes.cli.selftest import run_selftest_cli
 from nanoframes.config import load_config
-from nanoframes.determinism import selftest
-from nanoframes.determinism.selftest import VARIATIONS, run, run_one, run_selftest_cli
+from nanoframes.determinism import variations
+from nanoframes.determinism.selftest import VARIATIONS, run, run_one
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = sorted((ROOT / "examples").rglob("*.nf.svg"))
@@ -149,10 +150,10 @@ def test_cli_entry_point(project: Path, capsys: pytest.CaptureFixture[str],
 
 
 def test_locale_and_tz_choices_differ_from_the_caller() -> None:
-    assert selftest.alternate_locale({"LC_ALL": "POSIX"}) != "POSIX"
-    assert selftest.alternate_locale({"LANG": "C.UTF-8"}) not in ("C.UTF-8",)
-    assert selftest.alternate_tz({"TZ": "Pacific/Chatham"}) == "UTC"
-    assert selftest.alternate_tz({}) != ""
+    assert variations.alternate_locale({"LC_ALL": "POSIX"}) != "POSIX"
+    assert variations.alternate_locale({"LANG": "C.UTF-8"}) not in ("C.UTF-8",)
+    assert variations.alternate_tz({"TZ": "Pacific/Chatham"}) == "UTC"
+    assert variations.alternate_tz({}) != ""
 
 
 # Pretends the source was edited while the self-test ran, in the tz worker only.

@@ -1,4 +1,4 @@
-"""The timeline: parsing, selectors, values at t, transforms (CONTRACT.md §3)."""
+"""The timeline: parsing, selectors, values at t, transforms (docs/compositions.md)."""
 
 from __future__ import annotations
 

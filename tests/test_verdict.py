@@ -1,4 +1,4 @@
-"""Every verdict of DESIGN.md's table, from constructed readings and entries."""
+"""Every verdict of the README's table, from constructed readings and entries."""
 
 from __future__ import annotations
 

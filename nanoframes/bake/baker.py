@@ -1,10 +1,11 @@
 """Composition + frame → one static, well-formed SVG document (bytes).
 
-The clock is resolved here, before the rasterizer sees anything (CONTRACT.md
-§6): presence and fades, animated values, colours with alpha, fonts by exact
-face name, text entities, images as ``data:`` URIs, the viewport. The output
-never holds a ``<script>``, a ``<style>`` sheet (an ``@font-face`` in one
-crashes ThorVG), an unresolved family list or an external reference.
+The clock is resolved here, before the rasterizer sees anything
+(docs/compositions.md, "What the rendered document contains"): presence and
+fades, animated values, colours with alpha, fonts by exact face name, text
+entities, images as ``data:`` URIs, the viewport. The output never holds a
+``<script>``, a ``<style>`` sheet (an ``@font-face`` in one crashes ThorVG), an
+unresolved family list or an external reference.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from lxml import etree
 from ..config import load_config
 from ..errors import NanoframesError
 from ..model.color import format_color
-from ..model.composition import Composition, aspect_of, local_name, number_attr, presence_of
+from ..model.composition import Composition, aspect_of, local_name, presence_of
 from ..model.geometry import Box, center, local_box
+from ..model.svg import is_drawn, read_number
 from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
 from ..text.fonts import Face, FontBook, Resolution, font_book
 from ..text.layout import TextLayouts
@@ -35,7 +37,6 @@ from .tree import (  # noqa: F401  (remove_keeping_tail, set_text, text_content:
     clean,
     clip_to,
     embed,
-    float_attr,
     fold_colour_alpha,
     inherited_opacity,
     normalise_style,
@@ -119,8 +120,7 @@ class Baker:
     def _number(self, el):
         """A reader of ``el``'s numeric directives (a bad number is an error)."""
         def number(name: str, default: float) -> float:
-            value = number_attr(el, name, self.comp.path, default)
-            return default if value is None else value
+            return read_number(el, name, default, strict=True, file=self.comp.path)
         return number
 
     def uses_video(self) -> bool:
@@ -131,7 +131,7 @@ class Baker:
 
     @staticmethod
     def _drawn(el) -> bool:
-        return not any(local_name(a) in DROPPED_TAGS for a in el.iterancestors())
+        return is_drawn(el)
 
     def faces(self) -> list[Face]:
         """The distinct faces this composition's text resolves to, in a stable order."""
@@ -327,11 +327,12 @@ class Baker:
         if not any(el.get(name) is not None for name in LAYOUT_ATTRS):
             face = self._faces_by_name.get(el.get("font-family", ""))
             if face is not None:  # already laid out (static text, or a wrapped line)
-                ink = self.layout.measurer.ink(face, float_attr(el, "font-size", 16.0),
-                                               text_content(el))
+                size = read_number(el, "font-size", 16.0, strict=False)
+                ink = self.layout.measurer.ink(face, size, text_content(el))
                 if ink.empty:
                     return None
-                x, y = float_attr(el, "x", 0.0), float_attr(el, "y", 0.0)
+                x = read_number(el, "x", 0.0, strict=False)
+                y = read_number(el, "y", 0.0, strict=False)
                 return (x + ink.x, y + ink.y, x + ink.x + ink.w, y + ink.y + ink.h)
         idx = self.layout.index_of(el)
         if idx is None:

@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from ..errors import NanoframesError
+from ..model.svg import is_composition_name
 
 MAX_IMAGE_BYTES = 32 * 1024 * 1024
 MAX_IMAGE_SIDE = 16_384
@@ -157,4 +158,4 @@ def load_image(href: str, comp_dir: Path, project_root: Path, file: Path,
 
 
 def is_composition_href(href: str | None) -> bool:
-    return bool(href) and href.split("?", 1)[0].split("#", 1)[0].endswith(".nf.svg")
+    return bool(href) and is_composition_name(href.split("?", 1)[0].split("#", 1)[0])

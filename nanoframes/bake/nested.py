@@ -1,4 +1,5 @@
-"""Nested compositions: an ``<image>`` whose href is another ``.nf.svg`` (CONTRACT.md §5).
+"""Nested compositions: an ``<image>`` whose href is another ``.nf.svg``
+(docs/compositions.md, "Nested compositions").
 
 The child is baked at the mapped time ``child_t = data-in + (t - data-start) x
 data-speed`` and its content is inlined in place of the ``<image>``. ThorVG 1.0.4
@@ -15,7 +16,6 @@ so two instances (or a child and its parent) never collide.
 from __future__ import annotations
 
 import copy
-import math
 import re
 from collections import OrderedDict
 from dataclasses import dataclass, field
@@ -25,17 +25,10 @@ from typing import TYPE_CHECKING
 from lxml import etree
 
 from ..errors import NanoframesError
-from ..model.composition import (
-    MAX_ELEMENTS,
-    SVG_NS,
-    XLINK_NS,
-    Composition,
-    href_of,
-    local_name,
-    number_attr,
-    parse,
-)
+from ..model.composition import Composition, parse
 from ..model.geometry import Matrix, multiply
+from ..model.limits import MAX_ELEMENTS
+from ..model.svg import SVG_NS, XLINK_HREF, href_of, is_drawn, local_name, read_number
 from ..model.timeline import fmt
 from .media import is_composition_href, resolve_reference
 
@@ -45,8 +38,6 @@ if TYPE_CHECKING:
 
 MAX_NESTING = 8  # compositions inside compositions; deeper is 'nested-too-deep'
 _CACHED_FRAMES = 16  # parsed child frames kept per child (instances share them)
-# Tags whose content never draws: an <image> inside one is not inlined (as in bake).
-_UNDRAWN = frozenset(("script", "style", "foreignObject", "metadata"))
 # Root attributes of the child's rendered document that are about its viewport,
 # not inherited presentation: everything else moves onto the inlined group.
 _VIEWPORT_ATTRS = frozenset((
@@ -61,15 +52,11 @@ _XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=
 
 # --- the graph of compositions ------------------------------------------------------
 
-def _drawn(el) -> bool:
-    return not any(local_name(a) in _UNDRAWN for a in el.iterancestors())
-
-
 def nested_images(comp: Composition) -> list[tuple[etree._Element, str]]:
     """The drawn ``<image>`` elements of ``comp`` whose href names a composition."""
     out = []
     for el in comp.elements:
-        if local_name(el) == "image" and _drawn(el):
+        if local_name(el) == "image" and is_drawn(el):  # as bake inlines them
             href = href_of(el) or ""
             if is_composition_href(href):
                 out.append((el, href))
@@ -138,17 +125,6 @@ def children(comp: Composition) -> list[Path]:
 
 
 # --- time and placement ------------------------------------------------------------
-
-def _attr_float(el, name: str, default: float) -> float:
-    raw = el.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw.strip().removesuffix("s"))
-    except ValueError:
-        return default
-    return value if math.isfinite(value) else default
-
 
 def is_loop(el) -> bool:
     """``data-loop`` present (any value but false/0/no/off) means wrap."""
@@ -220,7 +196,7 @@ def prefix_ids(root, prefix: str) -> None:
         for name, value in el.attrib.items():
             if name == "id":
                 el.set(name, prefix + value)
-            elif name in ("href", f"{{{XLINK_NS}}}href"):
+            elif name in ("href", XLINK_HREF):
                 if value.startswith("#"):
                     el.set(name, "#" + prefix + value[1:])
             elif "url(" in value:
@@ -274,13 +250,14 @@ class NestedImage:
     def inline(self, el, t: float) -> None:
         """Turn ``el`` (the parent's ``<image>``, already animated) into the child's frame."""
         child = self.film.comp
-        x, y = _attr_float(el, "x", 0.0), _attr_float(el, "y", 0.0)
-        w = _attr_float(el, "width", float(child.width))
-        h = _attr_float(el, "height", float(child.height))
+        # Lenient, as bake places a plain <image>: a bad box falls back to the default.
+        x, y = read_number(el, "x", 0.0, strict=False), read_number(el, "y", 0.0, strict=False)
+        w = read_number(el, "width", float(child.width), strict=False)
+        h = read_number(el, "height", float(child.height), strict=False)
         aspect = (el.get("data-aspect") or "stretch").strip()
         source = self.film.root_at(self.time(t))
         for name in ("x", "y", "width", "height", "preserveAspectRatio", "href",
-                     f"{{{XLINK_NS}}}href"):
+                     XLINK_HREF):
             el.attrib.pop(name, None)
         # The <image> becomes a group: its id, class, transform, opacity (with the
         # fade already folded in) and clip-path keep applying to the whole child.
@@ -335,7 +312,7 @@ def load_nested(baker: Baker, index: int, el, href: str) -> NestedImage:
         child = state["parsed"].get(path) or parse(path, comp.project_root)
         films[path] = ChildFilm(child, type(baker)(child, baker.book))
     def number(name: str, default: float) -> float:
-        value = number_attr(el, name, comp.path, default)  # a bad number is an error, not a default
+        value = read_number(el, name, default, strict=True, file=comp.path)
         return default if value is None else value
 
     return NestedImage(

@@ -12,7 +12,7 @@ import re
 from lxml import etree
 
 from ..model.color import format_color, parse_color
-from ..model.composition import SVG_NS, XLINK_NS, local_name
+from ..model.svg import SVG_NS, UNDRAWN_TAGS, XLINK_NS, local_name, read_number
 from ..model.timeline import clamp01, fmt
 from ..text.style import parse_style_attr
 from .media import Image
@@ -24,7 +24,7 @@ COLOR_OPACITY = {"fill": "fill-opacity", "stroke": "stroke-opacity",
                  "stop-color": "stop-opacity", "flood-color": "flood-opacity"}
 INHERITED_FONT_PROPS = ("font-family", "font-weight", "font-style", "font-size")
 _URL = re.compile(r"url\(\s*['\"]?\s*([^)'\"\s]*)")
-DROPPED_TAGS = frozenset(("script", "style", "foreignObject", "metadata"))
+DROPPED_TAGS = UNDRAWN_TAGS
 _WS = re.compile(r"\s+")
 
 
@@ -87,13 +87,6 @@ def clip_to(el, i: int, x: float, y: float, w: float, h: float) -> None:
     el.set("clip-path", f"url(#nf-clip-{i})")
 
 
-def float_attr(el, name: str, default: float) -> float:
-    try:
-        return float((el.get(name) or "").strip().removesuffix("px"))
-    except ValueError:
-        return default
-
-
 def inherited_opacity(el, name: str) -> float:
     """An inherited paint opacity (fill-opacity, stroke-opacity) as it applies to ``el``."""
     for node in (el, *el.iterancestors()):
@@ -103,14 +96,7 @@ def inherited_opacity(el, name: str) -> float:
 
 
 def opacity_of(el, name: str) -> float:
-    raw = el.get(name)
-    if raw is None:
-        return 1.0
-    raw = raw.strip()
-    try:
-        return clamp01(float(raw[:-1]) / 100 if raw.endswith("%") else float(raw))
-    except ValueError:
-        return 1.0
+    return clamp01(read_number(el, name, 1.0, strict=False, percent=True))
 
 
 def normalise_style(el) -> None:
@@ -185,8 +171,9 @@ def place_image(el, i: int, width: int, height: int) -> None:
     """Fit an ``<image>`` of ``width`` x ``height`` pixels into its declared box as
     ``data-aspect`` says. ThorVG ignores preserveAspectRatio on <image>, so the
     placement is computed here (and ``cover`` clips to the box)."""
-    x, y = float_attr(el, "x", 0.0), float_attr(el, "y", 0.0)
-    w, h = float_attr(el, "width", float(width)), float_attr(el, "height", float(height))
+    x, y = read_number(el, "x", 0.0, strict=False), read_number(el, "y", 0.0, strict=False)
+    w = read_number(el, "width", float(width), strict=False)
+    h = read_number(el, "height", float(height), strict=False)
     aspect = (el.get("data-aspect") or "stretch").strip()
     if aspect in ("contain", "cover") and w > 0 and h > 0:
         fit = min if aspect == "contain" else max

@@ -18,6 +18,16 @@ def register(sub) -> None:
     p.set_defaults(func=run)
 
 
+def add_cache_arg(parser: argparse.ArgumentParser) -> None:
+    """``--no-cache`` for the commands that draw through the cache (render, video)."""
+    parser.add_argument("--no-cache", action="store_false", dest="cache",
+                        help="render every frame fresh; read and write no cache entries")
+
+
+def cache_from_args(args: argparse.Namespace) -> FrameCache | None:
+    return FrameCache() if getattr(args, "cache", True) else None
+
+
 def _mb(n: int) -> str:
     return f"{n / (1024 * 1024):.1f} MB"
 

@@ -25,6 +25,12 @@ def add_scale(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", type=float, default=1.0, metavar="F",
                    help="draw at F times the authored size (0.5 a draft, 2 high density); "
                    "vectors and text are redrawn at that size")
+def add_frame_choice(p: argparse.ArgumentParser) -> None:
+    """``--frame N`` or ``--t SECONDS`` (one of them; frame 0 without either)."""
+    when = p.add_mutually_exclusive_group()
+    when.add_argument("--frame", type=int, help="frame index (default 0)")
+    when.add_argument("--t", type=float, dest="t", metavar="SECONDS",
+                      help="time in seconds: the frame showing then, floor(t × fps)")
 
 
 def jobs_value(n: int) -> int:

@@ -13,11 +13,11 @@ from typing import Any
 
 from ..config import load_config, project_root
 from ..determinism.policy import allow_recording, verdict_to_json
-from ..determinism.selftest import register_selftest_args, run_selftest_cli
 from ..determinism.sweep import check, collect, readings, record
 from ..determinism.verdict import Kind, Verdict
 from ..progress import Progress
 from .common import add_jobs, jobs_value
+from .selftest import register_selftest_args, run_selftest_cli
 
 EPILOG = """\
 modes:

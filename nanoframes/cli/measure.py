@@ -19,14 +19,12 @@ from pathlib import Path
 from lxml import etree
 
 from ..bake.baker import Baker
-from ..model.composition import SVG_NS, local_name, parse
+from ..model.composition import parse
 from ..model.geometry import IDENTITY, Matrix, multiply, parse_transform, transform_box
+from ..model.svg import REFERENCED_ONLY_TAGS, SVG_NS, local_name
 from ..model.timeline import fmt
 from ..text.layout import Run
-from .common import frame_index
-
-# Containers whose content is only drawn by reference (or not at all).
-NOT_DRAWN = frozenset(("defs", "clipPath", "mask", "pattern", "symbol", "marker"))
+from .common import add_frame_choice, frame_index
 
 
 def register(sub) -> None:
@@ -35,8 +33,7 @@ def register(sub) -> None:
                        "the element (id or line), the resolved face, the font-size after "
                        "fitting, and the renderer-exact ink box (x, y, width, height).")
     p.add_argument("composition", type=Path)
-    p.add_argument("--frame", type=int, help="frame index (default 0)")
-    p.add_argument("--t", type=float, dest="t", metavar="SECONDS", help="time in seconds")
+    add_frame_choice(p)
     p.add_argument("--json", action="store_true", help="print a JSON list of objects")
     p.set_defaults(func=run)
 
@@ -57,7 +54,7 @@ def measure_runs(path: Path, frame: int | None = None, t: float | None = None) -
     out: list[Run] = []
     pending = iter(laid)
     for el in root.iter(f"{{{SVG_NS}}}text", "text"):
-        if any(local_name(a) in NOT_DRAWN for a in el.iterancestors()):
+        if any(local_name(a) in REFERENCED_ONLY_TAGS for a in el.iterancestors()):
             continue
         key = (el.get("font-family"), el.get("font-size"), "".join(el.itertext()))
         for r in pending:

@@ -5,12 +5,13 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..determinism.cache import add_cache_arg, cache_from_args, cached_frame, cached_frames
+from ..determinism.cache import cached_frame, cached_frames
 from ..errors import NanoframesError
 from ..files import sweep_directory
 from ..frames.film import Film
 from ..frames.output import write_png
 from ..progress import Progress
+from .cache import add_cache_arg, cache_from_args
 from .common import add_jobs, add_scale, frame_index, jobs_value
 
 

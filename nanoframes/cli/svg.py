@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ..bake.baker import Baker
 from ..model.composition import parse
-from .common import frame_index
+from .common import add_frame_choice, frame_index
 
 
 def register(sub) -> None:
@@ -17,10 +17,7 @@ def register(sub) -> None:
                        "one frame (the clock resolved: presence, fades, animated values, "
                        "fonts, embedded images).")
     p.add_argument("composition", type=Path)
-    when = p.add_mutually_exclusive_group()
-    when.add_argument("--frame", type=int, help="frame index (default 0)")
-    when.add_argument("--t", type=float, dest="t", metavar="SECONDS",
-                      help="time in seconds: the frame showing then, floor(t × fps)")
+    add_frame_choice(p)
     p.set_defaults(func=run)
 
 

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..determinism.cache import add_cache_arg, cache_from_args, cached_frames
+from ..determinism.cache import cached_frames
 from ..frames.film import Film
 from ..frames.output import write_video
 from ..progress import Progress
+from .cache import add_cache_arg, cache_from_args
 from .common import add_jobs, add_scale, jobs_value
 
 

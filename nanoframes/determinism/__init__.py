@@ -5,5 +5,6 @@
 compositions; ``policy`` holds the ledger's rules (the CLI and the plugin both
 call it), ``recording`` commits a recording under the ledger's lock,
 ``threeway`` merges ledgers by key; ``selftest`` re-renders under variations
-that must not matter, ``cache`` keeps rendered frames keyed by identity for ``render``/``video``.
+that must not matter (the jobs in ``variations``, each run by ``selftest_worker``
+in a fresh process), ``cache`` keeps rendered frames keyed by identity for ``render``/``video``.
 """

@@ -309,14 +309,3 @@ def cached_frames(film, indices: Iterable[int] | None = None, jobs: int = 1,
             close()
         if cache.written:
             cache.prune()
-
-
-# --- command-line helpers (render, video) ------------------------------------
-
-def add_cache_arg(parser) -> None:
-    parser.add_argument("--no-cache", action="store_false", dest="cache",
-                        help="render every frame fresh; read and write no cache entries")
-
-
-def cache_from_args(args) -> FrameCache | None:
-    return FrameCache() if getattr(args, "cache", True) else None

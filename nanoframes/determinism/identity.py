@@ -1,4 +1,4 @@
-"""The four inputs a frame is a function of (DESIGN.md, "the identity").
+"""The four inputs a frame is a function of (README, "Identity"; docs/digest.md).
 
 Building blocks only: each function digests one component from plain values,
 so the composition model can be wired to them without this module knowing it.
@@ -17,6 +17,8 @@ from typing import Any
 
 from lxml import etree
 
+from ..model.svg import TIMELINE_TYPE, local_name
+
 NONE = "none"  # media / fonts when the composition has none
 
 # The toolchain's parts, in the order a report names them.
@@ -28,7 +30,6 @@ ALL_PARTS = TOOLCHAIN_PARTS + VIDEO_PARTS
 
 # Read by lint only; they draw nothing, so editing them is not an edit.
 CHECK_ONLY_ATTRIBUTES = frozenset({"data-safe-margin", "data-palette-budget"})
-TIMELINE_TYPE = "application/nanoframes+json"
 
 _PACKAGE_DIR = Path(__file__).resolve().parent.parent  # the nanoframes package
 
@@ -157,12 +158,8 @@ def _canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
 
-def _local(tag: str) -> str:
-    return tag.rsplit("}", 1)[-1]
-
-
 def _is_timeline(el: Any) -> bool:
-    return _local(el.tag) == "script" and (el.get("type") or "").strip() == TIMELINE_TYPE
+    return local_name(el) == "script" and (el.get("type") or "").strip() == TIMELINE_TYPE
 
 
 def _project(el: Any, in_text: bool) -> list[Any]:
@@ -179,7 +176,7 @@ def _project(el: Any, in_text: bool) -> list[Any]:
     # Whitespace between elements never draws, except inside <text>, where it
     # can be a space on the canvas: there it is kept verbatim (over-invalidates
     # a reindent of multi-line text rather than miss an edit that draws).
-    in_text = in_text or _local(tag) == "text"
+    in_text = in_text or local_name(el) == "text"
     content: list[Any] = []
 
     def add_text(text: str | None) -> None:
@@ -210,7 +207,7 @@ def _project(el: Any, in_text: bool) -> list[Any]:
 
 
 def canonical_source(root: Any) -> bytes:
-    """The composition as the canonical projection DESIGN.md describes.
+    """The composition as the canonical projection docs/digest.md describes.
 
     ``root`` is an lxml element (or tree). The projection is compact JSON of
     nested ``[tag, sorted attributes, children]`` lists with namespace-qualified

@@ -18,6 +18,7 @@ from ..errors import NanoframesError
 from ..frames.digest import SHORT, film_digest
 from ..frames.film import Film, film_digests
 from ..model.composition import Composition
+from ..model.numbers import evenly_spaced
 from ..text.fonts import face_digest
 from .identity import (
     Identity,
@@ -89,7 +90,7 @@ def font_items(baker: Baker) -> list[tuple[str, str]]:
 
 
 def composition_identity(comp: Composition, baker: Baker) -> Identity:
-    """The four components of ``comp``'s identity, as DESIGN.md defines them.
+    """The four components of ``comp``'s identity, as docs/digest.md defines them.
 
     The toolchain (library bytes, module digest) is computed once per process;
     the source projection once per file version.
@@ -105,15 +106,7 @@ def composition_identity(comp: Composition, baker: Baker) -> Identity:
 def sample_indices(frame_count: int, n: int) -> tuple[int, ...]:
     """``n`` evenly spaced frame indices, first and last included; every frame if
     ``n >= frame_count``. Integer arithmetic, so the same on every machine."""
-    if n < 1:
-        raise ValueError(f"a sample needs at least one frame, got {n}")
-    if n >= frame_count:
-        return tuple(range(frame_count))
-    if n == 1:
-        return (0,)
-    span, steps = frame_count - 1, n - 1
-    # round(i * span / steps), half up; strictly increasing because span >= steps
-    return tuple((2 * i * span + steps) // (2 * steps) for i in range(n))
+    return evenly_spaced(frame_count, n)
 
 
 def _config_for(path: str | Path, config: Config | None) -> Config:

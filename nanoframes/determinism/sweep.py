@@ -17,6 +17,7 @@ from ..errors import NanoframesError
 from ..frames.film import submit_digests
 from ..frames.workers import booting_pool
 from ..model.composition import Composition, parse
+from ..model.svg import COMPOSITION_SUFFIX
 from .ledger import Ledger, RecordSummary, read_ledger
 from .policy import mixed_toolchains, stale_keys
 from .reading import PendingReading, entry_from_reading, frames_to_read, start_reading
@@ -32,8 +33,6 @@ from .verdict import (
     judge,
     stale,
 )
-
-SUFFIX = ".nf.svg"
 
 # Called after each composition (for a progress bar); never prints by itself.
 Progress = Callable[[Verdict], None]
@@ -55,7 +54,7 @@ def collect(paths: Iterable[str | Path], config: Config, all_: bool = False) -> 
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            for child in path.rglob(f"*{SUFFIX}"):
+            for child in path.rglob(f"*{COMPOSITION_SUFFIX}"):
                 if child.is_file():
                     add(child)
         else:

@@ -1,6 +1,6 @@
 """Verdicts: a fresh reading of a composition judged against its ledger entry.
 
-The verdict table of DESIGN.md. The one distinction that matters most is
+The verdict table of the README ("Verdicts"). The one distinction that matters most is
 between ``changed`` (the digest moved and a recorded input moved with it) and
 ``regression`` (the digest moved and every declared input is identical), so
 the reasons are computed from the recorded identity, never guessed.
@@ -17,11 +17,11 @@ from pathlib import Path, PurePosixPath
 from ..config import Config, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT
+from ..model.svg import composition_stem
 from .identity import ALL_PARTS
 from .ledger import Entry
 
 EXCUSED_ENV = "EXCUSED_COMPOSITIONS"
-SUFFIX = ".nf.svg"
 MAX_LISTED_FRAMES = 10
 
 
@@ -221,7 +221,7 @@ def excuse_for(key: str, excused: Mapping[str, str],
                composition_id: str | None = None) -> str | None:
     """The reason ``key`` is excused: listed by path, file name, stem or composition id."""
     name = PurePosixPath(key).name
-    stem = name[: -len(SUFFIX)] if name.endswith(SUFFIX) else PurePosixPath(name).stem
+    stem = composition_stem(name)
     for candidate in (key, name, stem, composition_id):
         if candidate and candidate in excused:
             return excused[candidate]

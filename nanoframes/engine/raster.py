@@ -3,7 +3,7 @@
 A direct ctypes binding to the libthorvg file that thorvg-python ships, with
 argtypes fixed once. The wrapper's classes are not used for rendering: they
 create a new ctypes array type per distinct data length and canvas size, and
-ctypes caches those forever (see THORVG.md, "Memory").
+ctypes caches those forever (see docs/thorvg.md, "Memory").
 
 One ``Rasterizer`` per process (``get_rasterizer``). The engine is initialised
 once per process and never terminated. Parallelism is processes started with
@@ -168,7 +168,7 @@ def _lib() -> ctypes.CDLL:
 
 
 # ThorVG's loader and font registry only lock when it runs its own scheduler
-# threads (THORVG.md). nanoframes may draw on one thread while it measures text on
+# threads (docs/thorvg.md). nanoframes may draw on one thread while it measures text on
 # another, so every call into the library holds this lock: calls never overlap.
 _LOCK = threading.RLock()
 
@@ -269,7 +269,7 @@ class Rasterizer:
         lib, canvas = self._lib, self._canvas
         pic = c_void_p(lib.tvg_picture_new())
         # copy=True: without it ThorVG caches loads by data address and can
-        # show the previous document (THORVG.md, "Rendering").
+        # show the previous document (docs/thorvg.md, "How a frame is drawn").
         res = lib.tvg_picture_load_data(pic, svg, len(svg), b"svg", None, True)
         if res != _SUCCESS:
             lib.tvg_paint_rel(pic)

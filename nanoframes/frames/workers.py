@@ -2,7 +2,7 @@
 
 Parallelism is processes started with ``forkserver`` (Linux) or ``spawn``,
 never ``fork`` after ThorVG is loaded: a forked child can hang in
-``Canvas.update`` (THORVG.md). This module imports nothing heavy, so the
+``Canvas.update`` (docs/thorvg.md). This module imports nothing heavy, so the
 command line can start a pool first thing (``prestart``) and the workers boot
 (interpreter, imports, engine, font book: about 0.3 s) on the other CPUs while
 this process is still importing the library and parsing compositions.

@@ -15,16 +15,16 @@ from typing import TYPE_CHECKING
 from ..bake.media import is_composition_href, load_image
 from ..errors import NanoframesError
 from ..model.color import parse_color
-from ..model.composition import Composition, href_of, local_name
+from ..model.composition import Composition
+from ..model.svg import href_of, is_drawn, local_name
 from ..text.fonts import font_book, is_generic, parse_family_list
 from ..text.style import font_request, parse_style_attr
-from . import ERROR, WARNING, Finding, finding
+from .findings import ERROR, WARNING, Finding, finding
 
 if TYPE_CHECKING:
     from .canvas import Context
 
 PAINT_ATTRS = ("fill", "stroke", "stop-color", "flood-color", "lighting-color", "data-bg")
-_UNDRAWN = frozenset(("script", "style", "foreignObject", "metadata"))
 MAX_LISTED_FAMILIES = 12
 
 
@@ -36,17 +36,13 @@ def check(comp: Composition, ctx: Context) -> Iterator[Finding]:
         yield from _baker_error(comp)
 
 
-def _drawn(el) -> bool:
-    return not any(local_name(a) in _UNDRAWN for a in el.iterancestors())
-
-
 def _images(comp: Composition) -> Iterator[Finding]:
     from ..bake.clips import is_clip_href, load_clip
     from ..bake.nested import children, resolve_child
 
     nested = False
     for el in comp.elements:
-        if local_name(el) != "image" or not _drawn(el):
+        if local_name(el) != "image" or not is_drawn(el):
             continue
         href = href_of(el) or ""
         try:
@@ -85,7 +81,7 @@ def _fonts(comp: Composition, ctx: Context) -> Iterator[Finding]:
     book = ctx.baker.book if ctx.baker is not None else font_book(load_config(comp.project_root))
     families = sorted(book.families(), key=str.casefold)
     for el in comp.elements:
-        if local_name(el) != "text" or not _drawn(el):
+        if local_name(el) != "text" or not is_drawn(el):
             continue
         req = font_request(el)
         named = [f for f in parse_family_list(req.family) if not is_generic(f)]
@@ -110,7 +106,7 @@ def _fonts(comp: Composition, ctx: Context) -> Iterator[Finding]:
 
 def _paints(comp: Composition) -> Iterator[str]:
     for el in comp.elements:
-        if not _drawn(el):
+        if not is_drawn(el):
             continue
         style = parse_style_attr(el.get("style"))
         for name in PAINT_ATTRS:

@@ -17,30 +17,33 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from ..errors import NanoframesError
-from ..model.composition import Composition, local_name
+from ..model.composition import Composition
 from ..model.geometry import (
     IDENTITY,
     Box,
     Matrix,
-    _num,
     center,
     local_box,
     multiply,
     parse_transform,
     transform_box,
 )
+from ..model.numbers import evenly_spaced
+from ..model.svg import (
+    REFERENCED_ONLY_TAGS,
+    UNDRAWN_TAGS,
+    first_number,
+    local_name,
+    read_number,
+)
 from ..model.timeline import needs_auto_center, transform_to_svg, values_for
 from ..model.transform import TransformParts
-from . import ERROR, WARNING, Finding, finding
+from .findings import ERROR, WARNING, Finding, finding
 from .timeline import window
 
 MAX_SAMPLES = 240
 # Elements under these never draw by themselves.
-NON_RENDERING = frozenset((
-    "defs", "clipPath", "mask", "pattern", "marker", "symbol", "linearGradient",
-    "radialGradient", "filter", "script", "style", "metadata", "title", "desc",
-    "foreignObject",
-))
+NON_RENDERING = UNDRAWN_TAGS | REFERENCED_ONLY_TAGS | {"title", "desc"}
 GEOMETRY = frozenset("x y width height cx cy r rx ry x1 y1 x2 y2".split())
 DRAWABLE = frozenset((
     "rect", "circle", "ellipse", "line", "polyline", "polygon", "path", "text", "image",
@@ -186,8 +189,7 @@ class Context:
             return [first]  # nothing moves: one present frame tells all
         start, end = window(comp, el)
         n = comp.frame_count
-        step = max(1, -(-n // MAX_SAMPLES))
-        times = {comp.time_of(i) for i in range(0, n, step)} | {comp.time_of(n - 1), first}
+        times = {comp.time_of(i) for i in evenly_spaced(n, MAX_SAMPLES)} | {first}
         for node in (el, *el.iterancestors()):
             for anim in self.animations.get(node, ()):
                 times.update(kf.t for kf in anim.keyframes)
@@ -202,10 +204,7 @@ class Context:
             if self.animations.get(node):
                 value = values_for(self.animations[node], node, t).get("opacity")
             if not isinstance(value, float):
-                try:
-                    value = float(node.get("opacity", "1"))
-                except ValueError:
-                    value = 1.0
+                value = read_number(node, "opacity", 1.0, strict=False, percent=True)
             total *= min(1.0, max(0.0, value))
         return total
 
@@ -239,7 +238,7 @@ def _plain_measure(comp: Composition) -> Callable[[Any], Box | None]:
         rast = get_rasterizer()
         rast.register_font(face.name, face_bytes(face))
         x, y, w, h = rast.text_bounds(face.name, req.size_px, text_content(el))
-        ox, oy = _num(el, "x"), _num(el, "y")
+        ox, oy = first_number(el, "x"), first_number(el, "y")  # as layout places it
         return (ox + x, oy + y, ox + x + w, oy + y + h)
 
     return measure

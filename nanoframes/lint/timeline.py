@@ -9,10 +9,12 @@ from collections.abc import Iterator
 from typing import Any
 
 from ..model.color import parse_color
-from ..model.composition import SVG_NS, TIMELINE_TYPE, Composition, presence_of
+from ..model.composition import Composition
 from ..model.easing import is_known_ease
+from ..model.presence import presence_of
+from ..model.svg import SVG_NS, TIMELINE_TYPE
 from ..model.timeline import ANIMATABLE, COLOR_PROPERTIES, Animation, is_number, parse_transform
-from . import ERROR, WARNING, Finding, finding
+from .findings import ERROR, WARNING, Finding, finding
 
 TRANSFORM_KEYS = ("translate", "rotate", "scale", "center")
 NUMBER_PROPERTIES = ANIMATABLE - COLOR_PROPERTIES - {"transform"}
@@ -66,7 +68,8 @@ def _eases(anim: Animation, script, where: str) -> Iterator[Finding]:
         if kf.ease is not None and not is_known_ease(kf.ease):
             yield finding(ERROR, "unknown-ease", script, kf.t,
                           f"{where}: unknown ease {kf.ease!r} (it renders linear); "
-                          "see CONTRACT.md §3 for the names and cubic-bezier(x1, y1, x2, y2)")
+                          "see docs/compositions.md (Easing) for the names and "
+                          "cubic-bezier(x1, y1, x2, y2)")
         if k == 0 and kf.ease is not None:
             yield finding(WARNING, "ease-on-first-keyframe", script, kf.t,
                           f"{where}: ease {kf.ease!r} on the first keyframe shapes nothing "

@@ -1,6 +1,8 @@
 """The composition model: a parsed ``*.nf.svg`` and everything time does to it.
 
-Parsing and limits (``composition``), the keyframe timeline (``timeline``,
-``easing``, ``transform``), colours, numbers and geometry. Pure Python over
-lxml; nothing here draws.
+The SVG vocabulary and the one attribute-number reader (``svg``), parsing
+(``composition``) under hard limits (``limits``), presence windows
+(``presence``), the keyframe timeline (``timeline``, ``easing``,
+``transform``), colours, numbers and geometry. Pure Python over lxml; nothing
+here draws.
 """

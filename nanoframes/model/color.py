@@ -4,7 +4,7 @@ An RGBA here is ``(r, g, b, a)`` with r, g, b on 0..255 and a on 0..1, as floats
 so interpolation does not round on the way. Only :func:`format_color` rounds and
 clamps, and it splits alpha off: the rasterizer paints an ``rgba()`` or 8-digit
 colour solid black, so alpha must reach it as ``fill-opacity``/``stroke-opacity``
-(CONTRACT.md §3).
+(docs/thorvg.md).
 """
 
 from __future__ import annotations

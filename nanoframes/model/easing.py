@@ -1,4 +1,4 @@
-"""Easing curves: segment progress in 0..1 -> eased progress (CONTRACT.md §3, Easing).
+"""Easing curves: segment progress in 0..1 -> eased progress (docs/compositions.md, "Easing").
 
 Every curve is evaluated with plain IEEE-754 double arithmetic and, for cubic
 beziers, a fixed number of bisection steps, so the same progress gives the same
@@ -87,7 +87,7 @@ def cubic_bezier(x1: float, y1: float, x2: float, y2: float) -> Easing:
     return curve
 
 
-# The table of CONTRACT.md §3, in its order.
+# The table of docs/compositions.md ("Easing"), in its order.
 BEZIER_EASINGS: dict[str, tuple[float, float, float, float]] = {
     "ease-out-cubic": (0.215, 0.61, 0.355, 1.0),
     "ease-in-out-cubic": (0.645, 0.045, 0.355, 1.0),

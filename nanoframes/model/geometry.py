@@ -12,12 +12,14 @@ import math
 import re
 from collections.abc import Callable, Iterable
 
+from .svg import NUMBER, local_name, read_number
+
 Box = tuple[float, float, float, float]
 Matrix = tuple[float, float, float, float, float, float]  # a b c d e f, as SVG matrix()
 IDENTITY: Matrix = (1.0, 0.0, 0.0, 1.0, 0.0, 0.0)
 TextMeasure = Callable[[object], "Box | None"]
 
-_NUM = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_NUM = NUMBER
 _TRANSFORM = re.compile(r"(matrix|translate|scale|rotate|skewX|skewY)\s*\(([^)]*)\)")
 _PATH_TOKEN = re.compile(r"[MmLlHhVvCcSsQqTtAaZz]|[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _ARGS = {"m": 2, "l": 2, "h": 1, "v": 1, "c": 6, "s": 4, "q": 4, "t": 2, "a": 7, "z": 0}
@@ -75,14 +77,6 @@ def transform_box(m: Matrix, box: Box | None) -> Box | None:
     pts = [apply(m, x, y) for x in (box[0], box[2]) for y in (box[1], box[3])]
     return (min(p[0] for p in pts), min(p[1] for p in pts),
             max(p[0] for p in pts), max(p[1] for p in pts))
-
-
-def _num(el, name: str, default: float = 0.0) -> float:
-    raw = el.get(name)
-    if raw is None:
-        return default
-    m = _NUM.match(raw.strip())
-    return float(m.group()) if m else default
 
 
 def _points(pts: list[float]) -> Box | None:
@@ -143,18 +137,23 @@ def path_box(d: str) -> Box | None:
 
 def local_box(el, measure_text: TextMeasure | None = None) -> Box | None:
     """The element's geometry box in its own user space (own transform excluded)."""
-    tag = el.tag.rsplit("}", 1)[-1] if isinstance(el.tag, str) else ""
+    tag = local_name(el)
+
+    def numbers(*names: str) -> list[float]:
+        # Lenient: a box is an estimate (pivots, lint); bad values are reported elsewhere.
+        return [read_number(el, name, 0.0, strict=False) for name in names]
+
     if tag == "rect" or tag == "image":
-        x, y = _num(el, "x"), _num(el, "y")
-        return (x, y, x + _num(el, "width"), y + _num(el, "height"))
+        x, y, w, h = numbers("x", "y", "width", "height")
+        return (x, y, x + w, y + h)
     if tag == "circle":
-        cx, cy, r = _num(el, "cx"), _num(el, "cy"), _num(el, "r")
+        cx, cy, r = numbers("cx", "cy", "r")
         return (cx - r, cy - r, cx + r, cy + r)
     if tag == "ellipse":
-        cx, cy, rx, ry = _num(el, "cx"), _num(el, "cy"), _num(el, "rx"), _num(el, "ry")
+        cx, cy, rx, ry = numbers("cx", "cy", "rx", "ry")
         return (cx - rx, cy - ry, cx + rx, cy + ry)
     if tag == "line":
-        return _points([_num(el, "x1"), _num(el, "y1"), _num(el, "x2"), _num(el, "y2")])
+        return _points(numbers("x1", "y1", "x2", "y2"))
     if tag in ("polyline", "polygon"):
         return _points([float(v) for v in _NUM.findall(el.get("points", ""))])
     if tag == "path":

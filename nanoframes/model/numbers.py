@@ -1,4 +1,5 @@
-"""Numbers as nanoframes reads and writes them: deterministic text, clamping."""
+"""Numbers as nanoframes reads and writes them: deterministic text, clamping,
+evenly spaced samples."""
 
 from __future__ import annotations
 
@@ -30,3 +31,17 @@ def clamp01(x: float) -> float:
     return min(x, 1.0)
 
 
+
+
+def evenly_spaced(count: int, n: int) -> tuple[int, ...]:
+    """``n`` evenly spaced positions in ``range(count)``, first and last included;
+    all of them when ``n >= count``. Integer arithmetic, so the same on every machine."""
+    if n < 1:
+        raise ValueError(f"a sample needs at least one position, got {n}")
+    if n >= count:
+        return tuple(range(count))
+    if n == 1:
+        return (0,)
+    span, steps = count - 1, n - 1
+    # round(i * span / steps), half up; strictly increasing because span >= steps
+    return tuple((2 * i * span + steps) // (2 * steps) for i in range(n))

@@ -1,6 +1,6 @@
 """The timeline: parse the embedded JSON, and say what each property is at time t.
 
-CONTRACT.md §3. Parsing rejects only what makes the timeline unreadable (bad
+docs/compositions.md, "The timeline". Parsing rejects only what makes the timeline unreadable (bad
 JSON, wrong shape, a keyframe without a time, an unreadable selector, a
 non-finite number); unknown properties and easing names are kept for lint to
 report. Evaluation is plain double arithmetic with no tolerances, so a value at

@@ -1,6 +1,6 @@
 """Transform objects of the timeline: ``{"translate", "rotate", "scale", "center"}``.
 
-CONTRACT.md "Transforms and pivots": applied in the order translate, rotate,
+docs/compositions.md, "Transforms and pivots": applied in the order translate, rotate,
 scale; a pivot c around an operation is ``translate(c) op translate(-c)``.
 """
 
@@ -32,7 +32,7 @@ class TransformParts:
     center: tuple[float, float] | str | None = None  # [cx, cy] or "auto"
 
     def to_value(self) -> dict[str, Any]:
-        """Back to the JSON-shaped object of the contract."""
+        """Back to the JSON-shaped object of the timeline."""
         out: dict[str, Any] = {"translate": list(self.translate)}
         out["rotate"] = (
             [self.rotate, *self.rotate_pivot] if self.rotate_pivot is not None else self.rotate

@@ -1,8 +1,8 @@
-"""CSS-ish ``font-family`` resolution over the candidate faces.
+"""Font discovery and CSS-ish family resolution (docs/text.md).
 
-ThorVG matches one exact registered name and silently falls back otherwise, so
-nanoframes resolves every ``font-family`` list to one :class:`Face` itself and
-writes that face's ``name`` into the rendered document.
+ThorVG matches one exact registered name and silently falls back otherwise
+(docs/thorvg.md, "Text"), so nanoframes resolves every ``font-family`` list to one
+:class:`Face` itself and writes that face's ``name`` into the rendered document.
 
 Candidates, in order: the bundled faces (package data, the default first),
 configured project font directories, then the host's font directories. Finding

@@ -1,4 +1,4 @@
-"""Frame text (CONTRACT.md §4): ``data-frame-text`` templates and their fields.
+"""Frame text (docs/text.md): ``data-frame-text`` templates and their fields.
 
 A template is a :meth:`str.format` string over the fields ``frame frames
 second time fps duration``. It is checked once, when the composition is read:

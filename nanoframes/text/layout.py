@@ -1,4 +1,4 @@
-"""Measured text layout (CONTRACT.md §4): anchor, chips, wrap, fit and frame text.
+"""Measured text layout (docs/text.md): anchor, chips, wrap, fit and frame text.
 
 ThorVG 1.0.4 ignores ``text-anchor``, ``<tspan>`` positions and ``opacity`` on
 ``<text>``, so nanoframes lays text out itself with renderer-exact ink
@@ -15,7 +15,7 @@ single-line ``<text>`` elements. The rules, in the order they apply:
    most W: breaks at spaces, around each East Asian wide character, and, for a
    word wider than W on its own, between characters. Line k sits at
    ``y + k × 1.2 × font-size``.
-4. ``text-anchor`` places each line by its **ink** box (the contract measures
+4. ``text-anchor`` places each line by its **ink** box (the format measures
    ink; ThorVG gives no advance widths): ``middle`` puts the centre of the ink
    on x, ``end`` puts its right edge on x, ``start`` leaves the pen at x as the
    rasterizer draws it (the ink begins a side bearing after x).
@@ -35,7 +35,6 @@ Templates (rule 1) live in :mod:`.frame_text` and line breaking (rule 3) in
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ from lxml import etree
 from ..errors import NanoframesError
 from ..model.color import format_color, parse_color
 from ..model.path import Curve
+from ..model.svg import first_number, read_number
 from ..model.timeline import fmt
 from .curve import CurveLayout, lay_along, read_curve
 from .emit import GROUP_ATTRS, chip_rect, group_for, line_copy  # noqa: F401  (GROUP_ATTRS re-exported)
@@ -64,7 +64,6 @@ FIT_STEP = 0.5  # px grid of fitted sizes: fine enough to look continuous, few m
 DEFAULT_FIT_MIN = 9.0
 CHIP_DEFAULTS = {"data-bg-pad-x": 12.0, "data-bg-pad-y": 8.0, "data-bg-rx": 10.0}
 _CACHE_LIMIT = 4096  # laid-out (element, text) pairs kept; frame text makes one per frame
-_NUM = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 
 Measure = Callable[[float, str], Ink]  # (size px, text) -> ink box, face already bound
 
@@ -188,22 +187,6 @@ def lay_out(spec: TextSpec, text: str, measure: Measure) -> Layout:
 # --- reading the composition -----------------------------------------------------
 
 
-def _number(el, name: str, file, default: float | None = None,
-            positive: bool = True) -> float | None:
-    raw = el.get(name)
-    if raw is None or not raw.strip():
-        return default
-    try:
-        value = float(raw.strip().removesuffix("px"))
-    except ValueError:
-        value = math.nan
-    if not math.isfinite(value) or (positive and value <= 0) or value < 0:
-        raise NanoframesError("attr-invalid", f"{name}={raw!r} must be a "
-                              f"{'positive' if positive else 'non-negative'} number",
-                              file, el.sourceline)
-    return value
-
-
 def read_spec(el, face: Face, size: float, file: Path | str | None) -> TextSpec:
     """The layout a source ``<text>`` asks for; errors name the file and line."""
     anchor = (inherited(el, "text-anchor") or "start").strip().lower()
@@ -214,7 +197,8 @@ def read_spec(el, face: Face, size: float, file: Path | str | None) -> TextSpec:
             raise NanoframesError("attr-invalid", f"data-bg={el.get('data-bg')!r} is not a "
                                   "colour", file, el.sourceline)
         fill, alpha = format_color(rgba)
-        pads = {k: _number(el, k, file, v, positive=False) for k, v in CHIP_DEFAULTS.items()}
+        pads = {k: read_number(el, k, v, strict=True, file=file, sign="non-negative")
+                for k, v in CHIP_DEFAULTS.items()}
         chip = Chip(fill, alpha, pads["data-bg-pad-x"], pads["data-bg-pad-y"],
                     pads["data-bg-rx"])
     template = el.get("data-frame-text")
@@ -223,17 +207,12 @@ def read_spec(el, face: Face, size: float, file: Path | str | None) -> TextSpec:
     return TextSpec(
         face=face, size=size,
         anchor=anchor if anchor in ("start", "middle", "end") else "start",
-        chip=chip, wrap=_number(el, "data-wrap", file), fit=_number(el, "data-fit", file),
-        fit_min=_number(el, "data-fit-min", file, DEFAULT_FIT_MIN) or DEFAULT_FIT_MIN,
+        chip=chip, wrap=read_number(el, "data-wrap", strict=True, file=file, sign="positive"),
+        fit=read_number(el, "data-fit", strict=True, file=file, sign="positive"),
+        fit_min=read_number(el, "data-fit-min", DEFAULT_FIT_MIN, strict=True, file=file,
+                            sign="positive") or DEFAULT_FIT_MIN,
         template=template, curve=read_curve(el, file),
     )
-
-
-def _first(el, name: str) -> float:
-    """The first number of an x/y attribute (a list gives one position per glyph in
-    SVG; ThorVG and nanoframes' layout use the first)."""
-    m = _NUM.search(el.get(name) or "")
-    return float(m.group()) if m else 0.0
 
 
 # --- per composition ---------------------------------------------------------------
@@ -293,7 +272,7 @@ class TextLayouts:
         ink = lay.ink
         if isinstance(lay, CurveLayout):  # placed by the curve, not by x/y
             return ink
-        return ink.moved(_first(el, "x"), _first(el, "y")) if ink else None
+        return ink.moved(first_number(el, "x"), first_number(el, "y")) if ink else None
 
     def place(self, i: int, el, text: str) -> tuple[etree._Element | None,
                                                    list[tuple[etree._Element, str]]]:
@@ -305,7 +284,7 @@ class TextLayouts:
         lay = self.layout(i, text)
         if isinstance(lay, CurveLayout):
             return self._place_along(i, el, lay)
-        x, y = _first(el, "x"), _first(el, "y")
+        x, y = first_number(el, "x"), first_number(el, "y")
         for node in [el, *el.iterancestors()]:  # the rasterizer ignores it; layout did it
             node.attrib.pop("text-anchor", None)
         el.set("font-size", fmt(lay.size))

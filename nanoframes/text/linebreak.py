@@ -1,4 +1,4 @@
-"""Line breaking for ``data-wrap`` (CONTRACT.md §4): break units and greedy wrapping.
+"""Line breaking for ``data-wrap`` (docs/text.md): break units and greedy wrapping.
 
 Text breaks at spaces; each East Asian wide or fullwidth character
 (``unicodedata.east_asian_width`` W or F) is a break unit of its own; a word

@@ -75,5 +75,5 @@ class Measurer:
         return Ink(*self.rasterizer.text_bounds(face.name, size_px, text))
 
     def width(self, face: Face, size_px: float, text: str) -> float:
-        """Ink width: what wrap and fit compare against their limit (CONTRACT.md §4)."""
+        """Ink width: what wrap and fit compare against their limit (docs/text.md)."""
         return self.ink(face, size_px, text).w

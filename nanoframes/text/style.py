@@ -1,7 +1,7 @@
 """CSS-ish reading of the font properties of an SVG element.
 
 ThorVG only reads ``font-family``/``font-size`` written on the ``<text>`` itself
-(THORVG.md, "Text"), so nanoframes computes the inherited values here, the way
+(docs/thorvg.md, "Text"), so nanoframes computes the inherited values here, the way
 a browser would: a ``style=`` declaration beats the presentation attribute on
 the same element, and an unset or ``inherit`` value defers to the parent. An
 invalid value is ignored like a browser ignores it, so the parent's value (or

@@ -1,0 +1,155 @@
+"""The hard limits on a composition, and the checks that enforce them before
+anything is baked (docs/limits.md).
+
+Each limit refuses input instead of allocating without bound, or refuses what
+ThorVG is known to crash on or to draw wrongly; each refusal is a
+:class:`NanoframesError` with a stable code, the file and the line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from lxml import etree
+
+from ..errors import NanoframesError
+from .presence import presence_of
+from .svg import SVG_NS, href_of, local_name
+
+# Hard limits (docs/limits.md). Each refuses input instead of allocating without bound.
+MAX_FILE_BYTES = 8 * 1024 * 1024
+MAX_DEPTH = 256          # ThorVG silently draws nothing past ~2,192 nested groups
+MAX_ELEMENTS = 20_000    # after <use> expansion
+MAX_SIDE = 16_384        # pixels per canvas side
+MAX_PIXELS = 64 * 1024 * 1024
+MAX_FRAMES = 100_000
+MAX_FPS = 240
+MAX_DURATION = 3_600     # seconds
+MAX_ATTRIBUTES = 256     # per element (lxml reads attributes in quadratic time)
+MAX_TEXT_CHARS = 100_000  # in all <text>: ThorVG stalls or crashes on a million glyphs
+MAX_MAGNITUDE = 1e9      # |number| in attributes and the timeline: bake's arithmetic stays finite
+MAX_TIMELINE_WORK = 2_000_000  # elements x (animations + keyframes): bake matches each pair
+
+# Attributes whose value is a number (possibly with a unit): NaN/inf are refused.
+NUMERIC_ATTRS = frozenset(
+    "x y width height cx cy r rx ry x1 y1 x2 y2 opacity fill-opacity stroke-opacity "
+    "stroke-width stroke-dashoffset font-size stop-opacity data-start data-duration "
+    "data-fade data-bg-pad-x data-bg-pad-y data-bg-rx data-wrap data-fit data-fit-min "
+    "data-speed data-in".split()
+)
+_NONFINITE = re.compile(r"(?i)\b(nan|inf|infinity)\b")
+
+
+def _out_of_range(value: str) -> bool:
+    """A numeric attribute (units and % aside) beyond what bake can do arithmetic on."""
+    try:
+        number = float(re.sub(r"(?i)(px|pt|em|%)\s*$", "", value.strip()))
+    except ValueError:
+        return False
+    return not abs(number) <= MAX_MAGNITUDE
+
+
+def check_timeline(animations, element_count: int, path: Path, line: int | None) -> None:
+    """Refuse a timeline bake cannot evaluate in bounded time with finite arithmetic."""
+    keyframes = sum(len(a.keyframes) for a in animations)
+    if element_count * (len(animations) + keyframes) > MAX_TIMELINE_WORK:
+        raise NanoframesError("timeline-too-large", f"{len(animations)} animations with "
+                              f"{keyframes} keyframes over {element_count} elements exceed "
+                              f"{MAX_TIMELINE_WORK} element-keyframe pairs", path, line)
+    for anim in animations:
+        for kf in anim.keyframes:
+            stack = [kf.t, *kf.values.values()]
+            if kf.ease:  # the numbers of cubic-bezier(...)
+                stack.extend(float(n) for n in re.findall(r"\d+\.?\d*(?:[eE][+-]?\d+)?",
+                                                          kf.ease))
+            while stack:
+                value = stack.pop()
+                if isinstance(value, dict):
+                    stack.extend(value.values())
+                elif isinstance(value, (list, tuple)):
+                    stack.extend(value)
+                elif isinstance(value, (int, float)) and not isinstance(value, bool) \
+                        and not abs(value) <= MAX_MAGNITUDE:
+                    raise NanoframesError("timeline-number", f"timeline value {value:g} in "
+                                          f"{anim.target!r} exceeds \u00b1{MAX_MAGNITUDE:g}",
+                                          path, line)
+
+
+def check_tree(root, path: Path) -> None:
+    """Depth, element count (with <use> expanded) and attribute sanity."""
+    count = text_chars = 0
+    ids: dict[str, etree._Element] = {}
+    stack = [(root, 1)]
+    while stack:
+        el, depth = stack.pop()
+        if not isinstance(el.tag, str):
+            continue
+        count += 1
+        if depth > MAX_DEPTH:
+            raise NanoframesError("too-deep", f"elements nest deeper than {MAX_DEPTH} levels",
+                                  path, el.sourceline)
+        if count > MAX_ELEMENTS:
+            raise NanoframesError("too-many-elements", f"more than {MAX_ELEMENTS} elements",
+                                  path, el.sourceline)
+        if len(el.attrib) > MAX_ATTRIBUTES:
+            raise NanoframesError("too-many-attributes", f"<{local_name(el)}> has more than "
+                                  f"{MAX_ATTRIBUTES} attributes", path, el.sourceline)
+        for name, value in el.attrib.items():
+            if depth == 1 and name in ("width", "height", "data-duration"):
+                continue  # the canvas: parse_bytes refuses these with their own codes
+            if name in NUMERIC_ATTRS and (_NONFINITE.search(value) or _out_of_range(value)):
+                raise NanoframesError("attr-invalid", f"{name}={value[:40]!r} on "
+                                      f"<{local_name(el)}> is not a finite number within "
+                                      f"\u00b1{MAX_MAGNITUDE:g}", path, el.sourceline)
+        if local_name(el) == "text":
+            text_chars += sum(len(s) for s in el.itertext())
+            if text_chars > MAX_TEXT_CHARS:
+                raise NanoframesError("text-too-long", f"more than {MAX_TEXT_CHARS} characters "
+                                      "of text", path, el.sourceline)
+        if depth > 1:
+            presence_of(el, path)  # refuse bad data-start/-duration/-fade at parse time
+        if el.get("id"):
+            ids.setdefault(el.get("id"), el)
+        stack.extend((child, depth + 1) for child in el)
+    check_use(root, ids, path, count)
+
+
+def check_use(root, ids: dict, path: Path, plain_count: int) -> None:
+    """Refuse <use> bombs: count the elements the references would expand to."""
+    uses = [el for el in root.iter(f"{{{SVG_NS}}}use", "use")]
+    if not uses:
+        return
+    sizes: dict[int, int] = {}
+
+    def expanded(el, trail: tuple) -> int:
+        key = id(el)
+        if key in sizes:
+            return sizes[key]
+        if key in trail:
+            raise NanoframesError("use-cycle", "<use> references form a cycle", path,
+                                  el.sourceline)
+        if len(trail) > MAX_DEPTH:
+            raise NanoframesError("use-bomb", f"<use> references chain deeper than {MAX_DEPTH}",
+                                  path, el.sourceline)
+        total = 0
+        for node in el.iter(etree.Element):
+            total += 1
+            if local_name(node) == "use":
+                target = (href_of(node) or "")
+                if not target.startswith("#"):
+                    raise NanoframesError("use-external", f"<use> may only reference an element"
+                                          f" of this file by #id, got {target!r}", path,
+                                          node.sourceline)
+                ref = ids.get(target[1:])
+                if ref is not None:
+                    total += expanded(ref, trail + (key,))
+            if total > MAX_ELEMENTS:
+                raise NanoframesError("use-bomb", f"<use> references expand to more than "
+                                      f"{MAX_ELEMENTS} elements", path, node.sourceline)
+        sizes[key] = total
+        return total
+
+    if expanded(root, ()) + plain_count > MAX_ELEMENTS:
+        raise NanoframesError("use-bomb", f"<use> references expand to more than "
+                              f"{MAX_ELEMENTS} elements", path, uses[0].sourceline)
