@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..errors import NanoframesError
-from . import WARNING, Finding, finding
+from .findings import WARNING, Finding, finding
 
 
 def check(context) -> list[Finding]:
@@ -13,7 +13,7 @@ def check(context) -> list[Finding]:
     baker = context.baker
     if baker is None:
         return []
-    from ..bake.baker import text_content
+    from ..bake.tree import text_content
 
     layouts = baker.layout
     out = []
