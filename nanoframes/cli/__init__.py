@@ -23,6 +23,7 @@ from ..frames import workers
 # Subcommand modules, in the order `nanoframes --help` lists them.
 COMMANDS = (
     "render", "video", "svg", "digest", "identity", "measure", "check", "fonts", "cache",
+    "store", "diff", "strip",
 )
 
 

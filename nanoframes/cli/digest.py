@@ -17,6 +17,7 @@ from ..determinism.sweep import check, collect, readings, record
 from ..determinism.verdict import Kind, Verdict
 from ..progress import Progress
 from .common import add_jobs, jobs_value
+from .store import add_store_args, store_path
 
 EPILOG = """\
 modes:
@@ -66,6 +67,7 @@ def register(sub) -> None:
                    help="the ledger file (default: [tool.nanoframes] ledger)")
     p.add_argument("--no-dedup", action="store_false", dest="dedup",
                    help="rasterize held frames again (for benchmarks)")
+    add_store_args(p)
     add_jobs(p)
     register_selftest_args(p)
     p.set_defaults(func=run)
@@ -97,9 +99,12 @@ def run(args: argparse.Namespace) -> int:
     ledger = args.ledger.absolute() if args.ledger else config.ledger_path
     with bar:
         if args.record:
-            result = record(args.paths, ledger_path=ledger, force=args.force, **opts)
+            result = record(args.paths, ledger_path=ledger, force=args.force,
+                            store=store_path(args, config), **opts)
             status = result.exit_status
             out = _record_output(result, args.json)
+            if result.store_warning:
+                print(f"nanoframes: warning: {result.store_warning}", file=sys.stderr)
         elif args.check:
             sweep = check(args.paths, ledger_path=ledger, **opts)
             status = sweep.exit_status
