@@ -17,6 +17,7 @@ from ..determinism.sweep import check, collect, readings, record
 from ..determinism.verdict import Kind, Verdict
 from ..progress import Progress
 from .common import add_jobs, jobs_value
+from .evidence import add_evidence_args, gather_sweep
 from .store import add_store_args, store_path
 
 EPILOG = """\
@@ -68,6 +69,7 @@ def register(sub) -> None:
     p.add_argument("--no-dedup", action="store_false", dest="dedup",
                    help="rasterize held frames again (for benchmarks)")
     add_store_args(p)
+    add_evidence_args(p)
     add_jobs(p)
     register_selftest_args(p)
     p.set_defaults(func=run)
@@ -108,7 +110,10 @@ def run(args: argparse.Namespace) -> int:
         elif args.check:
             sweep = check(args.paths, ledger_path=ledger, **opts)
             status = sweep.exit_status
-            out = _check_output(sweep.verdicts, args.json)
+            verdicts, records = gather_sweep(sweep, config, args)  # pixels, artifacts, page
+            out = _check_output(verdicts, args.json)
+            if args.json and args.artifacts:
+                out["artifacts"] = os.fspath(args.artifacts)
         else:
             status, out = _plain(targets, config, args, jobs, bar.advance)
     if args.json:
@@ -122,7 +127,8 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
     return {"key": v.key, "verdict": v.kind.value, "reasons": list(v.reasons),
             "excused": v.excused, "digest": v.digest,
             "differing_frames": list(v.differing_frames), "compared_frames": v.compared_frames,
-            "error": v.error, "note": v.note, "line": v.line()}
+            "error": v.error, "note": v.note, "line": v.line(),
+            "evidence": v.evidence.to_json() if v.evidence is not None else None}
 
 
 def _tally(verdicts: list[Verdict]) -> str:

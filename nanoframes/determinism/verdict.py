@@ -15,6 +15,7 @@ from enum import Enum
 from pathlib import Path, PurePosixPath
 
 from ..config import Config, relative_key
+from ..frames.compare import FilmEvidence
 from ..frames.digest import SHORT
 from .identity import TOOLCHAIN_PARTS
 from .ledger import Entry
@@ -44,6 +45,8 @@ class Verdict:
     compared_frames: int = 0
     error: str | None = None
     note: str | None = None
+    # pixel evidence for the differing frames, attached after judging (evidence/pixels.py)
+    evidence: FilmEvidence | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -53,6 +56,8 @@ class Verdict:
     def summary(self, record_hint: str = "--record") -> str:
         """One human line; ``record_hint`` is the flag that records (CLI vs plugin)."""
         text = self._body(record_hint)
+        if self.evidence is not None:
+            text += f"; pixels: {self.evidence.summary}"
         if self.note:
             text += f"; {self.note}"
         return text
