@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_nanoframes import evidence
 from pytest_nanoframes.session import RECORD_HINT, State, get_state
 
 if TYPE_CHECKING:  # the library loads ThorVG: imported at run time only when active
@@ -101,17 +102,20 @@ def verdict_json(verdict: Verdict) -> dict[str, Any]:
         "error": verdict.error,
         "note": verdict.note,
         "line": verdict.line(RECORD_HINT),
+        "evidence": verdict.evidence.to_json() if verdict.evidence is not None else None,
     }
 
 
 def verdict_from_json(data: dict[str, Any]) -> Verdict:
     from nanoframes.determinism.verdict import Kind, Verdict
+    from nanoframes.frames.compare import FilmEvidence
 
     return Verdict(
         key=data["key"], kind=Kind(data["verdict"]), reasons=tuple(data["reasons"]),
         excused=data["excused"], digest=data["digest"],
         differing_frames=tuple(data["differing_frames"]),
         compared_frames=data["compared_frames"], error=data["error"], note=data["note"],
+        evidence=FilmEvidence.from_json(data["evidence"]) if data.get("evidence") else None,
     )
 
 
@@ -146,12 +150,14 @@ class CompositionItem(_Item):
         verdict, reading = check_one(
             self.path, config=state.nf_config, ledger=state.ledger(), samples=options.samples,
             jobs=1,  # xdist spreads items over processes; one process per item is enough
-            excused=state.excused(),
+            excused=state.excused(), store=evidence.record_store(state),
         )
+        verdict, record = evidence.for_item(self, state, verdict, reading)  # pixel evidence
         outcome = decide(verdict, recording=options.recording, strict=options.strict,
                          force=options.force)
         payload = verdict_json(verdict)
-        payload.update(kind="composition", outcome=outcome.status, entry=None)
+        payload.update(kind="composition", outcome=outcome.status, entry=None, nf_record=record,
+                       store_warning=evidence.store_warning(state, reading))
         if outcome.record and reading is not None:
             payload["entry"] = entry_from_reading(reading).to_json()
         self.nf_payload = payload

@@ -47,6 +47,10 @@ def terminal_summary(state: State, terminalreporter: Any) -> None:
     if not (excused or recording or state.ledger_problems):
         return
     tr.write_sep("=", "nanoframes")
+    from pytest_nanoframes.evidence import warning_line
+
+    if warning_line(state):  # the frame store could not keep every recorded frame
+        tr.write_line(f"warning: {warning_line(state)}", yellow=True)
     for result in excused:
         # Every run, every excused composition: an exemption is never silent.
         tr.write_line(result["line"], yellow=True)
@@ -78,7 +82,7 @@ def json_report(state: State) -> dict[str, Any]:
         "ledger": state.ledger_key(state.ledger_path),
         "toolchain": toolchain_parts(),
         "verdicts": [
-            {k: v for k, v in result.items() if k not in ("entry", "kind")}
+            {k: v for k, v in result.items() if k not in ("entry", "kind", "nf_record")}
             for result in sorted(state.results.values(), key=lambda r: r["key"])
         ],
         "ledger_problems": state.ledger_problems,
