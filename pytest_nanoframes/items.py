@@ -162,10 +162,11 @@ class CompositionItem(_Item):
             payload["entry"] = entry_from_reading(reading).to_json()
         self.nf_payload = payload
         self.user_properties.extend(junit_properties(verdict))
+        text = outcome.text + (f"\n  {verdict.pixels_line}" if verdict.pixels_line else "")
         if outcome.status == "failed":
-            raise NanoframesFailure(outcome.text)
+            raise NanoframesFailure(text)
         if outcome.status == "xfailed":
-            pytest.xfail(outcome.text)
+            pytest.xfail(text)
 
 
 def junit_properties(verdict: Verdict) -> list[tuple[str, str]]:

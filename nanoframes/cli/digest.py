@@ -153,6 +153,8 @@ def _check_output(verdicts: list[Verdict], as_json: bool) -> dict[str, Any]:
                 "summary": _tally(verdicts)}
     for v in verdicts:
         print(v.line())
+        if v.pixels_line:
+            print(f"  {v.pixels_line}")
     print(_tally(verdicts))
     return {}
 

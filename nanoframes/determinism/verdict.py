@@ -56,8 +56,6 @@ class Verdict:
     def summary(self, record_hint: str = "--record") -> str:
         """One human line; ``record_hint`` is the flag that records (CLI vs plugin)."""
         text = self._body(record_hint)
-        if self.evidence is not None:
-            text += f"; pixels: {self.evidence.summary}"
         if self.note:
             text += f"; {self.note}"
         return text
@@ -83,6 +81,11 @@ class Verdict:
         if kind is Kind.STALE:
             return f"stale, the ledger has an entry but the file is gone; {record_hint} drops it"
         return f"error, {self.error}"
+
+    @property
+    def pixels_line(self) -> str | None:
+        """The pixel evidence in one line (printed under the verdict line), if any."""
+        return None if self.evidence is None else f"pixels: {self.evidence.summary}"
 
     def _frames_differ(self) -> str:
         frames = self.differing_frames
