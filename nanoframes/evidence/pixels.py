@@ -51,23 +51,24 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
         return Gathered(verdict, moved=moved)
     recorded = dict(zip(entry.indices, entry.frame_digests))
     store = Store(store_root) if store_root is not None else None
-    references: dict[int, np.ndarray] = {}
-    unavailable: list[int] = []
-    for index in verdict.differing_frames:
-        rgba = store.get(recorded[index]) if store is not None else None
-        if rgba is None:
-            unavailable.append(index)
-        else:
-            references[index] = rgba
+    # Which references exist is known from file names; each is decoded (and
+    # verified) only beside its fresh frame, so a long film is never held whole.
+    listed = [i for i in verdict.differing_frames
+              if store is not None and store.candidates(recorded[i])]
+    unavailable = [i for i in verdict.differing_frames if i not in set(listed)]
     diffs = []
     images: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-    if references:
+    if listed:
         film = Film.open(config.root / verdict.key, config.root)
-        for index, frame in film.frames(sorted(references)):
-            diff = compare(references[index], frame, index)
-            diffs.append(diff)
+        for index, frame in film.frames(listed):
+            reference = store.get(recorded[index])
+            if reference is None:  # a bad entry: said by the store, counted as missing
+                unavailable.append(index)
+                continue
+            diffs.append(compare(reference, frame, index))
             if len(images) < keep:
-                images[index] = (references[index], frame.copy())
+                images[index] = (reference, frame.copy())
+    unavailable.sort()
     hint = HINT if store is not None else "the store is off (--no-store)"
     evidence = FilmEvidence(verdict.compared_frames, tuple(diffs), tuple(unavailable),
                             hint if unavailable else "")
