@@ -62,6 +62,9 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"{result.good} good, {len(result.bad)} bad")
         status = 1 if result.bad else 0
     elif args.prune:
+        if not ledger_path.is_file():  # no ledger would mean "nothing is referenced"
+            raise NanoframesError("store-prune-no-ledger",
+                                  "--prune needs the ledger whose frames to keep", ledger_path)
         keep = _ledger_frames(ledger_path)
         dropped = store.prune(keep)
         out["pruned"] = len(dropped)
@@ -93,10 +96,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _ledger_frames(path: Path) -> set[str]:
-    try:
-        ledger = read_ledger(path)
-    except NanoframesError:
-        raise
+    ledger = read_ledger(path)
     return {d[:SHORT] for e in ledger.entries.values() for d in e.frame_digests}
 
 
