@@ -318,3 +318,15 @@ def test_html_report_in_headless_chromium(proj, capsys):
     assert "pixels: 8 of 8 frames differ, 384 px each, max ±1/255" in dom
     assert "source" in dom and 'class="moved"' in dom.replace("class=moved", 'class="moved"')
     assert dom.count("<img") >= 2 + 5 * 3  # two sheets, five frames × expected/actual/diff
+
+
+def test_a_size_change_is_reported_as_one(proj, capsys):
+    nf(capsys, "digest", "--record")
+    path = proj / KEY
+    path.write_text(path.read_text().replace('data-width="48"', 'data-width="50"'))
+    status, out, _ = nf(capsys, "digest", "--check", "--artifacts", "art")
+    assert status == 1
+    assert "  pixels: size changed 48×32 → 50×32" in out.splitlines()
+    manifest = json.loads((proj / "art" / "manifest.json").read_text())
+    first = manifest["files"][0]
+    assert first["size"] == {"expected": [48, 32], "actual": [50, 32]} and "diff" not in first
