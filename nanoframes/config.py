@@ -94,6 +94,7 @@ class Config:
     font_dirs: tuple[str, ...] = ()
     # path (relative to root, POSIX) -> reason
     excused: dict[str, str] = field(default_factory=dict)
+    store: str | None = None  # the reference frame store (frames/store.py); None: default
 
     @property
     def ledger_path(self) -> Path:
@@ -142,8 +143,13 @@ def load_config(root: Path | None = None) -> Config:
     if not isinstance(ledger, str):
         raise NanoframesError("config-invalid", "[tool.nanoframes] ledger must be a string",
                               pyproject)
+    store = table.get("store")
+    if store is not None and not isinstance(store, str):
+        raise NanoframesError("config-invalid", "[tool.nanoframes] store must be a string",
+                              pyproject)
     return Config(
         root=root,
+        store=store,
         compositions=str_list("compositions", DEFAULT_COMPOSITIONS),
         ledger=ledger,
         font_dirs=str_list("font-dirs", ()),

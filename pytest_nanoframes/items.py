@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from nanoframes.model.svg import composition_stem
+from pytest_nanoframes import evidence
 from pytest_nanoframes.session import RECORD_HINT, State, get_state
 
 if TYPE_CHECKING:  # the library loads ThorVG: imported at run time only when active
@@ -132,22 +133,25 @@ class CompositionItem(_Item):
         verdict, reading = check_one(
             self.path, config=state.nf_config, ledger=state.ledger(), samples=options.samples,
             jobs=1,  # xdist spreads items over processes; one process per item is enough
-            excused=state.excused(),
+            excused=state.excused(), store=evidence.record_store(state),
         )
+        verdict, record = evidence.for_item(self, state, verdict, reading)  # pixel evidence
         outcome = decide(verdict, recording=options.recording, strict=options.strict,
                          force=options.force)
         payload = verdict_json(verdict)
-        payload.update(kind="composition", outcome=outcome.status, entry=None)
+        payload.update(kind="composition", outcome=outcome.status, entry=None, nf_record=record,
+                       store_warning=evidence.store_warning(state, reading))
         if options.recording and reading is not None and verdict.kind is not Kind.ERROR:
             # Every reading goes to the controller: policy.plan_record, the CLI's rules,
             # decides there (under the ledger's lock) what is recorded and what refused.
             payload["entry"] = entry_from_reading(reading).to_json()
         self.nf_payload = payload
         self.user_properties.extend(junit_properties(verdict))
+        text = outcome.text + (f"\n  {verdict.pixels_line}" if verdict.pixels_line else "")
         if outcome.status == "failed":
-            raise NanoframesFailure(outcome.text)
+            raise NanoframesFailure(text)
         if outcome.status == "xfailed":
-            pytest.xfail(outcome.text)
+            pytest.xfail(text)
 
 
 def junit_properties(verdict: Verdict) -> list[tuple[str, str]]:

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_nanoframes import hookspecs, selftest, xdist
+from pytest_nanoframes import evidence, hookspecs, selftest, xdist
 from pytest_nanoframes.session import State, get_state, install
 
 
@@ -46,6 +46,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--nf-report", dest="nf_report", metavar="PATH", default=None,
                     help="write every verdict as JSON to PATH (ini: nf_report)")
     selftest.addoption(group)  # --nf-selftest
+    evidence.addoption(group)  # --nf-store, --nf-artifacts, --nf-html
     parser.addini("nf_check", "check *.nf.svg compositions on every run", type="bool",
                   default=False)
     parser.addini("nf_strict", "changed compositions fail instead of xfailing", type="bool",
@@ -118,6 +119,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     payload = getattr(item, "nf_payload", None)
     if call.when == "call" and payload is not None:
         xdist.attach(report, payload)
+        evidence.attach_extras(item, report)  # pytest-html: expected/actual/diff images
     return report
 
 
@@ -158,6 +160,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         return
     if state.options.recording:
         state.record()
+    evidence.finish(state)  # --nf-artifacts manifest, --nf-html page
     if state.options.report is not None:
         from nanoframes.errors import NanoframesError
         from pytest_nanoframes.report import write_json_report

@@ -41,6 +41,10 @@ def summary_lines(state: State) -> list[tuple[str, dict[str, bool]]]:
     lines: list[tuple[str, dict[str, bool]]] = []
     results = sorted(state.results.values(), key=lambda r: r["key"])
     recording = state.options.recording
+    from pytest_nanoframes.evidence import warning_line
+
+    if warning_line(state):  # the frame store could not keep every recorded frame
+        lines.append((f"warning: {warning_line(state)}", {"yellow": True}))
     # Recording lists what it did instead; what it refused is listed as "not recorded".
     if not recording:
         # Every run, every excused composition: an exemption is never silent.
@@ -85,7 +89,7 @@ def json_report(state: State) -> dict[str, Any]:
         "ledger": state.ledger_key(state.ledger_path),
         "toolchain": toolchain_parts(),
         "verdicts": [
-            {k: v for k, v in result.items() if k not in ("entry", "kind")}
+            {k: v for k, v in result.items() if k not in ("entry", "kind", "nf_record")}
             for result in sorted(state.results.values(), key=lambda r: r["key"])
         ],
         "ledger_problems": state.ledger_problems,

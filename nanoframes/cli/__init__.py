@@ -30,7 +30,7 @@ from ..frames import workers  # noqa: E402
 # Subcommand modules, in the order `nanoframes --help` lists them.
 COMMANDS = (
     "render", "video", "svg", "digest", "ledger", "identity", "measure", "check", "fonts",
-    "cache",
+    "cache", "store", "diff", "strip",
 )
 
 

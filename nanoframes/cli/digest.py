@@ -18,6 +18,8 @@ from ..determinism.verdict import Kind, Verdict
 from ..progress import Progress
 from .common import add_jobs, jobs_value
 from .selftest import register_selftest_args, run_selftest_cli
+from .evidence import add_evidence_args, gather_sweep
+from .store import add_store_args, store_path
 
 EPILOG = """\
 modes:
@@ -72,6 +74,8 @@ def register(sub) -> None:
                    help="the ledger file (default: [tool.nanoframes] ledger)")
     p.add_argument("--no-dedup", action="store_false", dest="dedup",
                    help="rasterize held frames again (for benchmarks)")
+    add_store_args(p)
+    add_evidence_args(p)
     add_jobs(p)
     register_selftest_args(p)
     p.set_defaults(func=run)
@@ -104,13 +108,19 @@ def run(args: argparse.Namespace) -> int:
     ledger = args.ledger.absolute() if args.ledger else config.ledger_path
     with bar:
         if args.record:
-            result = record(args.paths, ledger_path=ledger, force=args.force, **opts)
+            result = record(args.paths, ledger_path=ledger, force=args.force,
+                            store=store_path(args, config), **opts)
             status = result.exit_status
             out = _record_output(result, args.json)
+            if result.store_warning:
+                print(f"nanoframes: warning: {result.store_warning}", file=sys.stderr)
         elif args.check:
             sweep = check(args.paths, ledger_path=ledger, **opts)
             status = sweep.exit_status
-            out = _check_output(sweep.verdicts, args.json, sweep.problems, ledger)
+            verdicts, records = gather_sweep(sweep, config, args)  # pixels, artifacts, page
+            out = _check_output(verdicts, args.json, sweep.problems, ledger)
+            if args.json and args.artifacts:
+                out["artifacts"] = os.fspath(args.artifacts)
         else:
             status, out = _plain(targets, config, args, jobs, bar.advance)
     if args.json:
@@ -147,6 +157,8 @@ def _check_output(verdicts: list[Verdict], as_json: bool, problems: list[str],
                 "ledger_problems": problems, "summary": _tally(verdicts)}
     for v in verdicts:
         print(v.line())
+        if v.pixels_line:
+            print(f"  {v.pixels_line}")
     for problem in problems:
         print(f"LEDGER {ledger}: {problem}")
     print(_tally(verdicts))

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NanoframesError
+from ..frames.compare import FilmEvidence
 from .ledger import Entry, Ledger
 from .verdict import Kind, Reading, Verdict, judge
 
@@ -133,6 +134,7 @@ def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str
         "error": verdict.error,
         "note": verdict.note,
         "line": verdict.line(record_hint),
+        "evidence": verdict.evidence.to_json() if verdict.evidence is not None else None,
     }
 
 
@@ -142,6 +144,7 @@ def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
         excused=data["excused"], digest=data["digest"],
         differing_frames=tuple(data["differing_frames"]),
         compared_frames=data["compared_frames"], error=data["error"], note=data["note"],
+        evidence=FilmEvidence.from_json(data["evidence"]) if data.get("evidence") else None,
     )
 
 

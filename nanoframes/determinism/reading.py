@@ -17,6 +17,7 @@ from ..config import Config, find_project_root, load_config, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT, film_digest
 from ..frames.film import Film, film_digests
+from ..frames.store import Store
 from ..model.composition import Composition
 from ..model.numbers import evenly_spaced
 from ..text.fonts import face_digest
@@ -157,12 +158,14 @@ def frames_to_read(comp: Composition, samples: int | None) -> tuple[int, ...]:
 
 def start_reading(path: str | Path, *, config: Config | None = None,
                   samples: int | None = None, dedup: bool = True,
-                  comp: Composition | None = None) -> PendingReading:
+                  comp: Composition | None = None, store: Path | None = None
+                  ) -> PendingReading:
     """Parse (unless ``comp`` is given) and identify one composition; its frames are
     drawn by ``result()`` (or on a pool after ``submit``/``attach``). Errors in the
     composition itself are raised here."""
     config = _config_for(path, config)
     film = Film(comp, dedup=dedup) if comp is not None else Film.open(path, config.root, dedup)
+    film.store = Store(store) if store is not None else None  # recording keeps its frames
     comp = film.comp
     indices = frames_to_read(comp, samples)
     return PendingReading(
@@ -177,9 +180,10 @@ def start_reading(path: str | Path, *, config: Config | None = None,
 
 
 def read_film(path: str | Path, *, config: Config | None = None, samples: int | None = None,
-              jobs: int = 1, dedup: bool = True, pool: Executor | None = None) -> Reading:
+              jobs: int = 1, dedup: bool = True, pool: Executor | None = None,
+              store: Path | None = None) -> Reading:
     """Parse, identify and digest one composition (all frames, or ``samples`` of them)."""
-    pending = start_reading(path, config=config, samples=samples, dedup=dedup)
+    pending = start_reading(path, config=config, samples=samples, dedup=dedup, store=store)
     if pool is not None or jobs > 1:
         film = pending._film
         digests = tuple(film_digests(film, pending.indices, jobs=jobs, pool=pool))
@@ -209,7 +213,7 @@ def entry_from_reading(reading: Reading) -> Entry:
 def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger | None = None,
               samples: int | None = None, jobs: int = 1, dedup: bool = True,
               excused: Mapping[str, str] | None = None, pool: Executor | None = None,
-              ) -> tuple[Verdict, Reading | None]:
+              store: Path | None = None) -> tuple[Verdict, Reading | None]:
     """Read ``path`` and judge it against its ledger entry.
 
     A composition that cannot be read or rendered is an ``error`` verdict with
@@ -225,7 +229,7 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
     key = relative_key(path, config.root)
     try:
         reading = read_film(path, config=config, samples=samples, jobs=jobs, dedup=dedup,
-                            pool=pool)
+                            pool=pool, store=store)
     except NanoframesError as exc:
         return error(key, str(exc)), None
     reason = excuse_for(key, excused, reading.composition_id)

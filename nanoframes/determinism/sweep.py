@@ -15,6 +15,7 @@ from pathlib import Path
 from ..config import Config, relative_key
 from ..errors import NanoframesError
 from ..frames.film import submit_digests
+from ..frames.store import unkept_warning
 from ..frames.workers import booting_pool
 from ..model.composition import Composition, parse
 from ..model.svg import COMPOSITION_SUFFIX
@@ -100,6 +101,7 @@ class RecordResult:
     errors: list[Verdict] = field(default_factory=list)
     written: bool = False
     replaced: str | None = None  # --force set an unreadable ledger aside: what it says
+    store_warning: str | None = None  # the frame store could not keep every frame
 
     @property
     def exit_status(self) -> int:
@@ -109,7 +111,8 @@ class RecordResult:
 
 
 def readings(paths: list[Path], config: Config, *, samples: int | None = None, jobs: int = 1,
-             dedup: bool = True) -> Iterator[tuple[Path, Reading | Verdict]]:
+             dedup: bool = True, store: Path | None = None
+             ) -> Iterator[tuple[Path, Reading | Verdict]]:
     """Each composition's fresh reading, or its error verdict, in path order.
 
     Alone, one film at a time: nothing but that film in memory. With workers,
@@ -120,7 +123,7 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
     """
     if jobs <= 1:
         for path in paths:
-            yield path, _result(path, _start(path, config, samples, dedup))
+            yield path, _result(path, _start(path, config, samples, dedup, store=store))
         return
     parsed = [(path, _parse(path, config)) for path in paths]
     comps = [c for _, c in parsed if isinstance(c, Composition)]
@@ -130,11 +133,11 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
         started: list[tuple[Path, Composition | Verdict, PendingReading | Verdict]] = []
         for path, comp in parsed:
             if queued is None and booting.done():
-                queued = _queue(comps, booting.result(), jobs, samples, dedup)
+                queued = _queue(comps, booting.result(), jobs, samples, dedup, store)
             started.append((path, comp, comp if isinstance(comp, Verdict) else
                             _start(path, config, samples, dedup, comp)))
         if queued is None:
-            queued = _queue(comps, booting.result(), jobs, samples, dedup)
+            queued = _queue(comps, booting.result(), jobs, samples, dedup, store)
         for path, comp, item in started:
             if isinstance(comp, Composition):
                 if isinstance(item, Verdict):  # e.g. a missing image: drop its frames
@@ -149,12 +152,13 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
 
 
 def _read(paths: list[Path], config: Config, ledger: Ledger, samples: int | None, jobs: int,
-          dedup: bool, progress: Progress | None) -> tuple[list[Verdict], dict[str, Reading]]:
+          dedup: bool, progress: Progress | None, store: Path | None = None
+          ) -> tuple[list[Verdict], dict[str, Reading]]:
     """Read and judge every composition; verdicts come back in path order."""
     excused = excused_list(config)
     verdicts: list[Verdict] = []
     found: dict[str, Reading] = {}
-    for _, got in readings(paths, config, samples=samples, jobs=jobs, dedup=dedup):
+    for _, got in readings(paths, config, samples=samples, jobs=jobs, dedup=dedup, store=store):
         if isinstance(got, Reading):
             found[got.key] = got
             reason = excuse_for(got.key, excused, got.composition_id)
@@ -180,15 +184,17 @@ def _parse(path: Path, config: Config) -> Composition | Verdict:
 
 
 def _start(path: Path, config: Config, samples: int | None, dedup: bool,
-           comp: Composition | None = None) -> PendingReading | Verdict:
+           comp: Composition | None = None, store: Path | None = None
+           ) -> PendingReading | Verdict:
     try:
-        return start_reading(path, config=config, samples=samples, dedup=dedup, comp=comp)
+        return start_reading(path, config=config, samples=samples, dedup=dedup, comp=comp,
+                             store=store)
     except (NanoframesError, OSError) as exc:
         return _failed(path, config, exc)
 
 
 def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | None,
-           dedup: bool) -> dict[int, list[Future]]:
+           dedup: bool, store: Path | None = None) -> dict[int, list[Future]]:
     """Submit biggest first (frames × pixels); a film bigger than a fair share is
     split in contiguous runs. Returns each composition's futures by ``id``."""
     frames = {id(c): frames_to_read(c, samples) for c in comps}
@@ -197,7 +203,7 @@ def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | N
     queued: dict[int, list[Future]] = {}
     for comp in sorted(comps, key=lambda c: -cost[id(c)]):
         parts = max(1, min(2 * jobs, round(cost[id(comp)] / share)))
-        queued[id(comp)] = submit_digests(comp, frames[id(comp)], pool, parts, dedup)
+        queued[id(comp)] = submit_digests(comp, frames[id(comp)], pool, parts, dedup, store)
     return queued
 
 
@@ -233,9 +239,12 @@ def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | No
 
 def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,
            samples: int | None = None, jobs: int = 1, force: bool = False, dedup: bool = True,
-           all_: bool = False, progress: Progress | None = None) -> RecordResult:
+           all_: bool = False, progress: Progress | None = None, store: Path | None = None
+           ) -> RecordResult:
     """Record fresh readings into the ledger (``recording.commit``: locked, re-read,
     merged by key, written once, atomically), by the rules of ``policy.plan_record``.
+
+    With ``store``, every distinct frame digested is also kept there (frames/store.py).
 
     A corrupt or conflicted ledger stops the recording unless ``force`` (then it
     is kept beside the new one, and the result says how many entries it replaced).
@@ -244,7 +253,9 @@ def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | N
     ledger, _ = read_for_recording(path, force)  # fail before rendering anything
     full = is_full(paths, all_)
     targets = collect(paths, config, all_)
-    verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress)
+    verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress, store)
+    store_warning = None if store is None else unkept_warning(
+        store, (d for r in readings.values() for d in r.frame_digests))
     errors = [v for v in verdicts if v.kind is Kind.ERROR]
     fresh = {v.key: entry_from_reading(readings[v.key]) for v in verdicts
              if v.kind is not Kind.ERROR}
@@ -254,7 +265,7 @@ def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | N
         verdicts += [_stale_verdict(key, ledger) for key in done.summary.removed]
         verdicts.sort(key=lambda v: v.key)
     return RecordResult(verdicts, done.summary, done.refused, errors, done.written,
-                        done.replaced)
+                        done.replaced, store_warning)
 
 
 def _stale_verdict(key: str, ledger: Ledger) -> Verdict:

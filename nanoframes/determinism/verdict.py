@@ -16,6 +16,7 @@ from pathlib import Path, PurePosixPath
 
 from ..config import Config, relative_key
 from ..errors import NanoframesError
+from ..frames.compare import FilmEvidence
 from ..frames.digest import SHORT
 from ..model.svg import composition_stem
 from .identity import ALL_PARTS
@@ -45,6 +46,8 @@ class Verdict:
     compared_frames: int = 0
     error: str | None = None
     note: str | None = None
+    # pixel evidence for the differing frames, attached after judging (evidence/pixels.py)
+    evidence: FilmEvidence | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -79,6 +82,11 @@ class Verdict:
         if kind is Kind.STALE:
             return f"stale, the ledger has an entry but the file is gone; {record_hint} drops it"
         return f"error, {self.error}"
+
+    @property
+    def pixels_line(self) -> str | None:
+        """The pixel evidence in one line (printed under the verdict line), if any."""
+        return None if self.evidence is None else f"pixels: {self.evidence.summary}"
 
     def _frames_differ(self) -> str:
         frames = self.differing_frames

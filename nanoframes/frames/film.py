@@ -27,6 +27,7 @@ from ..model.composition import Composition, parse
 from . import workers
 from .digest import frame_digest
 from .scale import scaled_size
+from .store import Store
 from .workers import worker_pool
 
 _HELD = 8  # frames kept for de-duplication when frames themselves are returned
@@ -55,6 +56,11 @@ class Film:
         self._slot = 0  # which of this process's two canvases draws (see digests)
         self._slot_hashes: list[Future | None] = [None, None]
         self._hashing: ThreadPoolExecutor | None = None
+        # recording: every distinct frame hashed is also kept in this store (store.py)
+        self.store: Store | None = None
+        self._stored: set[str] = set()
+        self._encoding: deque[Future] = deque()
+        self._encoder: ThreadPoolExecutor | None = None
 
     @classmethod
     def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True,
@@ -114,6 +120,7 @@ class Film:
         drawer = ThreadPoolExecutor(1) if self.draw_thread else None
         hasher = ThreadPoolExecutor(1) if self.draw_thread else None
         self._hashing = hasher
+        self._encoder = ThreadPoolExecutor(1) if self.store is not None else None
         try:
             for i in self.indices(indices):
                 doc = self.document(i)
@@ -121,7 +128,7 @@ class Film:
                 digest = self._seen.get(key) if self.dedup else None
                 if digest is None:
                     if drawer is None:
-                        digest = frame_digest(self.raster(doc))
+                        digest = self._hash(self.raster(doc))
                     else:
                         digest = drawer.submit(self._draw_then_hash, doc)
                         pending.append(digest)
@@ -132,10 +139,11 @@ class Film:
                 out.append(digest)
             done = [_settled(d) for d in out]
         finally:
-            for pool in (drawer, hasher):
+            for pool in (drawer, hasher, self._encoder):
                 if pool is not None:
                     pool.shutdown(wait=True)
-            self._hashing, self._slot_hashes = None, [None, None]
+            self._hashing, self._slot_hashes, self._encoder = None, [None, None], None
+            self._encoding.clear()
         for key, value in self._seen.items():
             self._seen[key] = _settled(value)
         return done
@@ -147,9 +155,22 @@ class Film:
         if previous is not None:
             previous.result()  # that canvas still holds a frame being hashed
         self._slot = slot
-        future = self._hashing.submit(frame_digest, self.raster(doc))
+        future = self._hashing.submit(self._hash, self.raster(doc))
         self._slot_hashes[slot] = future
         return future
+
+    def _hash(self, rgba: np.ndarray) -> str:
+        """The frame digest; when recording, a frame new to the store is copied and
+        handed to the encoding thread (PNG encoding releases the GIL), so it is
+        encoded once, off the drawing and hashing path."""
+        digest = frame_digest(rgba)
+        if self._encoder is not None and digest not in self._stored:
+            self._stored.add(digest)
+            if not self.store.has(digest):
+                if len(self._encoding) > 8:  # bound the frames waiting to be encoded
+                    self._encoding.popleft().result()
+                self._encoding.append(self._encoder.submit(self.store.put, rgba.copy(), digest))
+        return digest
 
     def indices(self, indices: Iterable[int] | None) -> list[int]:
         if indices is None:
@@ -175,8 +196,14 @@ def chunks(indices: Sequence[int], parts: int) -> list[list[int]]:
     return [list(indices[k:k + size]) for k in range(0, len(indices), size)]
 
 
-def _digest_task(path: str, root: str | None, indices: list[int], dedup: bool) -> list[str]:
+def _digest_task(path: str, root: str | None, indices: list[int], dedup: bool,
+                 store: str | None = None) -> list[str]:
     film = _worker_film(path, root, dedup)
+    # the worker keeps its own frames: the store is a directory and writes are atomic
+    if store is None:
+        film.store = None
+    elif film.store is None or str(film.store.root) != store:
+        film.store, film._stored = Store(store, warn=None), set()
     return film.digests(indices)
 
 
@@ -203,12 +230,14 @@ def _worker_film(path: str, root: str | None, dedup: bool, scale: float = 1.0) -
 
 
 def submit_digests(comp: Composition, indices: Sequence[int], pool: Executor, parts: int,
-                   dedup: bool = True) -> list[Future]:
+                   dedup: bool = True, store: Path | None = None) -> list[Future]:
     """Queue a composition's frames on worker processes in ``parts`` contiguous runs;
     the futures' results, concatenated, are the digests in index order. Each
     worker parses the file itself: nothing big crosses a process boundary."""
     path, root = str(comp.path), str(comp.project_root)
-    return [pool.submit(_digest_task, path, root, c, dedup) for c in chunks(indices, parts)]
+    kept = str(store) if store is not None else None
+    return [pool.submit(_digest_task, path, root, c, dedup, kept)
+            for c in chunks(indices, parts)]
 
 
 def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1,
@@ -220,7 +249,8 @@ def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     own = pool is None
     pool = pool or worker_pool(jobs)
     try:
-        futures = submit_digests(film.comp, indices, pool, 2 * max(jobs, 1), film.dedup)
+        futures = submit_digests(film.comp, indices, pool, 2 * max(jobs, 1), film.dedup,
+                                 film.store.root if film.store is not None else None)
         return [d for f in futures for d in f.result()]
     finally:
         if own:

@@ -1,0 +1,103 @@
+"""Artifacts of a failed check: expected, actual and diff PNGs, and a manifest.
+
+Layout: ``DIR/<ledger key>/<frame>-expected.png``, ``-actual.png``,
+``-diff.png`` (and ``sheet.png``, a contact sheet of the fresh film, for the
+HTML report), plus ``DIR/manifest.json`` listing every file with its
+composition, frame, verdict and numbers. Paths in the manifest are relative to
+DIR and everything is sorted, so a CI job can upload DIR as it is and the
+bytes do not depend on the order items ran in (pytest-xdist or serial).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from ..config import Config
+from ..determinism.reading import sample_indices
+from ..determinism.verdict import Kind, Verdict
+from ..files import write_bytes_atomic
+from ..frames.compare import amplify_diff
+from ..frames.film import Film
+from ..frames.store import encode_png
+from .pixels import Gathered
+from .sheet import contact_sheet
+
+MANIFEST = "manifest.json"
+MANIFEST_VERSION = 1
+SHEET_FRAMES = 8
+
+
+def _write_png(path: Path, rgba) -> None:
+    write_bytes_atomic(path, encode_png(rgba), code="output-failed", durable=False)
+
+
+def write_artifacts(directory: Path, gathered: Gathered, config: Config,
+                    sheet: bool = False) -> Gathered:
+    """Write the kept frames of ``gathered`` (and a contact sheet when asked);
+    return it with the file paths (relative to ``directory``) in its evidence."""
+    verdict = gathered.verdict
+    folder = directory / verdict.key
+    files: dict[int, dict[str, str]] = {}
+    for index, (expected, actual) in sorted(gathered.images.items()):
+        names = {}
+        pictures = {"expected": expected, "actual": actual}
+        if expected.shape == actual.shape:
+            pictures["diff"] = amplify_diff(expected, actual)
+        for role, rgba in pictures.items():
+            path = folder / f"{index}-{role}.png"
+            _write_png(path, rgba)
+            names[role] = path.relative_to(directory).as_posix()
+        files[index] = names
+    sheet_name = None
+    if sheet and verdict.kind not in (Kind.ERROR, Kind.STALE):
+        film = Film.open(config.root / verdict.key, config.root)
+        indices = sample_indices(film.comp.frame_count, SHEET_FRAMES)
+        path = folder / "sheet.png"
+        _write_png(path, contact_sheet(film, indices))
+        sheet_name = path.relative_to(directory).as_posix()
+    evidence = verdict.evidence
+    if evidence is not None:
+        evidence = dataclasses.replace(evidence, files=files, sheet=sheet_name)
+        verdict = dataclasses.replace(verdict, evidence=evidence)
+    return Gathered(verdict, gathered.images, gathered.moved, sheet_name)
+
+
+def record_of(verdict: Verdict, moved: list[dict], sheet: str | None = None,
+              record_hint: str = "--record") -> dict:
+    """What the manifest, the JSON outputs and the HTML report say of one verdict."""
+    evidence = verdict.evidence
+    return {"composition": verdict.key, "verdict": verdict.kind.value,
+            "excused": verdict.excused, "reasons": list(verdict.reasons),
+            "line": verdict.line(record_hint), "moved": moved,
+            "evidence": evidence.to_json() if evidence is not None else None,
+            "sheet": sheet}
+
+
+def manifest(records: Iterable[dict]) -> dict:
+    """Every file with its composition, frame, verdict and numbers."""
+    records = sorted(records, key=lambda r: r["composition"])
+    files = []
+    for record in records:
+        evidence = record.get("evidence") or {}
+        for frame in evidence.get("frames", ()):
+            if "files" not in frame:
+                continue
+            files.append({"composition": record["composition"], "frame": frame["frame"],
+                          "verdict": record["verdict"], "pixels": frame["pixels"],
+                          "max_delta": frame["max_delta"], "bbox": frame["bbox"],
+                          "size": frame["size"], **frame["files"]})
+    return {"version": MANIFEST_VERSION, "files": files,
+            "compositions": [{"composition": r["composition"], "verdict": r["verdict"],
+                              "summary": (r.get("evidence") or {}).get("summary"),
+                              "sheet": r.get("sheet")}
+                             for r in records if r["verdict"] != "match" or r.get("sheet")]}
+
+
+def write_manifest(directory: Path, records: Iterable[dict]) -> Path:
+    path = directory / MANIFEST
+    data = json.dumps(manifest(records), indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+    write_bytes_atomic(path, data.encode("utf-8"), code="output-failed")
+    return path

@@ -1,0 +1,73 @@
+"""Evidence for a whole check: one call after the verdicts are in.
+
+The command line calls :func:`evidence_for_check` after ``sweep.check``; the
+plugin calls :func:`evidence_for_item` for each item and writes the manifest
+and the page once, on the controller, from what the items sent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config import Config
+from ..determinism.ledger import Entry, Ledger
+from ..determinism.verdict import Reading, Verdict
+from .artifacts import record_of, write_artifacts, write_manifest
+from .pixels import gather
+
+
+@dataclass(frozen=True)
+class EvidenceOptions:
+    store: Path | None = None        # where recorded frames are; None: off
+    artifacts: Path | None = None    # --artifacts DIR
+    frames: int = 5                  # --artifacts-frames N
+    html: Path | None = None         # --html PATH
+
+    @property
+    def directory(self) -> Path | None:
+        """Where images go: DIR, or a folder beside the page when only --html is given."""
+        if self.artifacts is not None:
+            return self.artifacts
+        if self.html is not None:
+            return self.html.with_name(self.html.stem + "_files")
+        return None
+
+
+def evidence_for_item(verdict: Verdict, entry: Entry | None, reading: Reading | None,
+                      config: Config, options: EvidenceOptions,
+                      record_hint: str = "--record") -> tuple[Verdict, dict]:
+    """One verdict with its evidence, artifacts written; and its record (JSON-able)."""
+    gathered = gather(verdict, entry, reading, config, options.store,
+                      keep=options.frames if options.directory is not None else 0)
+    directory = options.directory
+    if directory is not None:
+        gathered = write_artifacts(directory, gathered, config, sheet=options.html is not None)
+    return gathered.verdict, record_of(gathered.verdict, gathered.moved, gathered.sheet,
+                                       record_hint)
+
+
+def finish(records: list[dict], options: EvidenceOptions, title: str = "nanoframes check"
+           ) -> None:
+    """The manifest and the page, from every item's record."""
+    directory = options.directory
+    if options.artifacts is not None:
+        write_manifest(directory, records)
+    if options.html is not None:
+        from .html import write_html
+
+        write_html(options.html, records, directory, title)
+
+
+def evidence_for_check(verdicts: list[Verdict], ledger: Ledger, readings: Mapping[str, Reading],
+                       config: Config, options: EvidenceOptions) -> tuple[list[Verdict],
+                                                                         list[dict]]:
+    out, records = [], []
+    for verdict in verdicts:
+        verdict, record = evidence_for_item(verdict, ledger.entries.get(verdict.key),
+                                            readings.get(verdict.key), config, options)
+        out.append(verdict)
+        records.append(record)
+    finish(records, options)
+    return out, records

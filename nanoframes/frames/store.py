@@ -1,0 +1,306 @@
+"""The reference frame store: every distinct frame a recording digested, as PNG.
+
+Content-addressed: ``<store>/<first two hex digits>/<64-hex frame digest>.png``,
+a lossless PNG whose decoded straight RGBA hashes (SHA-256, ``frame_digest``)
+to its own name. Anyone can verify an entry with any PNG reader, and anyone
+can add one. Writes are atomic (``files.atomic_target``), so two writers of one
+digest are harmless: both write the same pixels and the last rename wins.
+
+A read verifies the hash; a bad entry is treated as missing and said so once.
+A store that cannot be written is never an error: the recording goes on, and
+the caller says so in one warning line (``Store.write_problem``).
+
+The ledger keeps only the first 16 hex digits of each frame digest, so a
+lookup by a recorded (short) digest finds the entry by prefix.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import struct
+import sys
+import tarfile
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import numpy as np
+
+from ..errors import NanoframesError
+from ..files import atomic_target, write_bytes_atomic
+from .digest import SHORT, frame_digest
+
+ENV = "NANOFRAMES_STORE"
+DEFAULT = ".nanoframes/store"
+# zlib level 1: fast, and the store is a cache of evidence, not an archive
+# (benchmarks/store_speed.py --levels compares it with Pillow's levels).
+PNG_LEVEL = 1
+_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+_HEX = frozenset("0123456789abcdef")
+
+Warn = Callable[[str], None]
+
+
+def warn_stderr(message: str) -> None:
+    print(f"nanoframes: warning: {message}", file=sys.stderr)
+
+
+def encode_png(rgba: np.ndarray) -> bytes:
+    """Lossless PNG bytes of a straight RGBA frame (8 bits per channel, no interlace).
+
+    Written here rather than through Pillow: rows unfiltered (filter type 0)
+    and deflated at zlib level 1 encode about three times faster than Pillow's
+    adaptive filtering at its level 1, and come out smaller on flat-coloured
+    frames (benchmarks/store_speed.py --levels). zlib releases the GIL, so this
+    runs beside the drawing and hashing threads. Any PNG reader decodes it.
+    """
+    rgba = np.ascontiguousarray(rgba, dtype=np.uint8)
+    h, w = rgba.shape[:2]
+    raw = np.zeros((h, w * 4 + 1), dtype=np.uint8)  # a leading 0 per row: no filter
+    raw[:, 1:] = rgba.reshape(h, w * 4)
+    header = struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)  # 8-bit RGBA
+    return (_PNG_SIGNATURE + _chunk(b"IHDR", header)
+            + _chunk(b"IDAT", zlib.compress(raw, PNG_LEVEL)) + _chunk(b"IEND", b""))
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return (struct.pack(">I", len(data)) + kind + data
+            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+
+
+def decode_png(data: bytes | Path) -> np.ndarray:
+    """Straight RGBA of a PNG (bytes or a path). Raises on anything unreadable."""
+    from PIL import Image
+
+    source = io.BytesIO(data) if isinstance(data, bytes) else data
+    with Image.open(source) as im:
+        im.load()
+        return np.ascontiguousarray(np.asarray(im.convert("RGBA")))
+
+
+def is_digest(name: str) -> bool:
+    return len(name) == 64 and set(name) <= _HEX
+
+
+def store_location(root: Path, configured: str | None = None, override: str | Path | None = None,
+                   disabled: bool = False, environ=os.environ) -> Path | None:
+    """Where the store is: ``override`` (--store), else $NANOFRAMES_STORE, else
+    ``[tool.nanoframes] store``, else ``.nanoframes/store``; relative paths are
+    relative to the project root. None when turned off (--no-store)."""
+    if disabled:
+        return None
+    chosen = override or environ.get(ENV) or configured or DEFAULT
+    path = Path(chosen).expanduser()
+    return path if path.is_absolute() else (root / path)
+
+
+@dataclass
+class VerifyResult:
+    good: int
+    bad: list[Path]
+
+
+class Store:
+    """One store directory. Nothing is created until the first write."""
+
+    def __init__(self, root: str | Path, warn: Warn | None = warn_stderr) -> None:
+        self.root = Path(root)
+        self.warn = warn
+        self.write_problem: str | None = None  # why the last failed write failed
+        self._known: set[str] = set()           # digests this process saw present
+
+    # --- paths -------------------------------------------------------------------
+
+    def path_for(self, digest: str) -> Path:
+        return self.root / digest[:2] / f"{digest}.png"
+
+    def entries(self) -> Iterator[Path]:
+        """Every entry file, sorted (names that are not digests are not entries)."""
+        if not self.root.is_dir():
+            return
+        for sub in sorted(self.root.iterdir()):
+            if len(sub.name) != 2 or not sub.is_dir():
+                continue
+            for entry in sorted(sub.glob("*.png")):
+                if is_digest(entry.stem) and entry.stem[:2] == sub.name:
+                    yield entry
+
+    # --- writing -----------------------------------------------------------------
+
+    def has(self, digest: str) -> bool:
+        if digest in self._known:
+            return True
+        if self.path_for(digest).is_file():
+            self._known.add(digest)
+            return True
+        return False
+
+    def put(self, rgba: np.ndarray, digest: str | None = None) -> bool:
+        """Keep a frame unless it is already kept; False when the store cannot be
+        written (the reason is in ``write_problem``; nothing is raised)."""
+        digest = digest or frame_digest(rgba)
+        if self.write_problem is not None:  # one failure is enough: stop trying
+            return False
+        if self.has(digest):
+            return True
+        return self.put_png(digest, encode_png(rgba))
+
+    def put_png(self, digest: str, data: bytes) -> bool:
+        try:
+            self._ignore_file()
+            write_bytes_atomic(self.path_for(digest), data, code="store-write-failed",
+                               durable=False)
+        except (NanoframesError, OSError) as exc:
+            self.write_problem = str(exc)
+            return False
+        self._known.add(digest)
+        return True
+
+    def _ignore_file(self) -> None:
+        """A new store holds a ``.gitignore`` of ``*``: it never lands in a commit."""
+        marker = self.root / ".gitignore"
+        if not marker.exists():
+            write_bytes_atomic(marker, b"*\n", code="store-write-failed", durable=False)
+
+    def missing(self, digests: Iterable[str]) -> list[str]:
+        """Of these full digests, those not in the store (a stat each; no decoding)."""
+        return [d for d in dict.fromkeys(digests) if not self.has(d)]
+
+    # --- reading -----------------------------------------------------------------
+
+    def candidates(self, short: str) -> list[Path]:
+        """Entries whose digest starts with ``short`` (a ledger's 16 hex digits)."""
+        short = short.lower()
+        if len(short) < 2 or not set(short) <= _HEX:
+            return []
+        folder = self.root / short[:2]
+        if not folder.is_dir():
+            return []
+        return sorted(p for p in folder.glob(f"{short}*.png") if is_digest(p.stem))
+
+    def get(self, digest: str) -> np.ndarray | None:
+        """The frame whose (full or short) digest is ``digest``, verified; None when
+        the store does not hold it. A bad entry is reported and treated as missing."""
+        for path in self.candidates(digest):
+            rgba = self.read_entry(path)
+            if rgba is not None:
+                return rgba
+        return None
+
+    def read_entry(self, path: Path, quiet: bool = False) -> np.ndarray | None:
+        try:
+            rgba = decode_png(path)
+        except Exception as exc:  # noqa: BLE001 - any unreadable file is a bad entry
+            if not quiet and self.warn:
+                self.warn(f"{path}: a bad store entry (unreadable: {exc}); treated as missing")
+            return None
+        if frame_digest(rgba) != path.stem:
+            if not quiet and self.warn:
+                self.warn(f"{path}: a bad store entry (its pixels do not hash to its name); "
+                          "treated as missing")
+            return None
+        return rgba
+
+    # --- maintenance -------------------------------------------------------------
+
+    def verify(self) -> VerifyResult:
+        good, bad = 0, []
+        for path in self.entries():
+            if self.read_entry(path, quiet=True) is None:
+                bad.append(path)
+            else:
+                good += 1
+        return VerifyResult(good, bad)
+
+    def prune(self, keep_short: set[str]) -> list[Path]:
+        """Drop entries no recorded (short) digest refers to; return what was dropped."""
+        dropped = []
+        for path in list(self.entries()):
+            if path.stem[:SHORT] not in keep_short:
+                path.unlink()
+                dropped.append(path)
+        return dropped
+
+    def export_tar(self, target: Path) -> int:
+        """Every entry into an uncompressed tar (PNG is compressed already)."""
+        entries = list(self.entries())
+        with atomic_target(target, ".tmp.tar", code="store-write-failed") as tmp, \
+                tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
+            for path in entries:
+                info = tar.gettarinfo(str(path), arcname=path.relative_to(self.root).as_posix())
+                info.uid = info.gid = 0
+                info.uname = info.gname = ""
+                info.mtime = 0
+                with path.open("rb") as fh:
+                    tar.addfile(info, fh)
+        return len(entries)
+
+    def import_tar(self, source: Path) -> tuple[int, list[str]]:
+        """Add a tar's entries, each verified; returns (added, rejected member names).
+
+        Only members named ``xx/<64 hex>.png`` (regular files) are read, so no
+        member can write outside the store (no ``..``, no absolute path, no link).
+        """
+        added, rejected = 0, []
+        try:
+            tar = tarfile.open(source, "r")
+        except (OSError, tarfile.TarError) as exc:
+            raise NanoframesError("store-import-failed", f"cannot read the archive: {exc}",
+                                  source) from None
+        with tar:
+            for member in tar:
+                name = PurePosixPath(member.name)
+                if not _safe_member(member, name):
+                    if not member.isdir():
+                        rejected.append(member.name)
+                    continue
+                data = tar.extractfile(member).read()
+                try:
+                    rgba = decode_png(data)
+                except Exception:  # noqa: BLE001 - not a PNG: rejected
+                    rejected.append(member.name)
+                    continue
+                if frame_digest(rgba) != name.stem:
+                    rejected.append(member.name)
+                    continue
+                if self.has(name.stem):
+                    continue
+                if not self.put_png(name.stem, data):
+                    raise NanoframesError("store-write-failed",
+                                          f"cannot write the store: {self.write_problem}",
+                                          self.root)
+                added += 1
+        return added, rejected
+
+
+def _safe_member(member: tarfile.TarInfo, name: PurePosixPath) -> bool:
+    return (member.isfile() and not name.is_absolute() and len(name.parts) == 2
+            and name.parts[0] == name.stem[:2] and name.suffix == ".png"
+            and is_digest(name.stem))
+
+
+def unkept_warning(root: Path, digests: Iterable[str]) -> str | None:
+    """One warning line when a recording's frames did not all reach the store
+    (full disk, read-only, ...), else None. Costs a stat per distinct frame."""
+    store = Store(root, warn=None)
+    digests = list(dict.fromkeys(digests))
+    missing = store.missing(digests)
+    if not missing:
+        return None
+    reason = _write_probe(store)
+    return (f"the frame store {root} could not keep {len(missing)} of {len(digests)} "
+            f"frames ({reason}); the ledger is recorded, pixel evidence for them will "
+            f"be missing")
+
+
+def _write_probe(store: Store) -> str:
+    """Why the store cannot be written, found by writing a tiny file."""
+    probe = store.root / f".probe.{os.getpid()}"
+    try:
+        write_bytes_atomic(probe, b"\0" * 4096, code="store-write-failed", durable=False)
+        probe.unlink()
+    except (NanoframesError, OSError) as exc:
+        return str(exc)
+    return "a write failed while recording"
