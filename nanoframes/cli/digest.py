@@ -17,8 +17,8 @@ from ..determinism.sweep import check, collect, readings, record
 from ..determinism.verdict import Kind, Verdict
 from ..progress import Progress
 from .common import add_jobs, jobs_value
-from .selftest import register_selftest_args, run_selftest_cli
 from .evidence import add_evidence_args, gather_sweep
+from .selftest import register_selftest_args, run_selftest_cli
 from .store import add_store_args, store_path
 
 EPILOG = """\
