@@ -63,13 +63,20 @@ def finding(severity: str, code: str, el, t: float | None, message: str,
 def lint_file(path: str | Path, project_root: Path | None = None) -> list[Finding]:
     """Every finding for one composition file, in a stable order."""
     from ..model.composition import parse
-    from . import assets, canvas, timeline
 
     shown = str(path)
     try:
         comp = parse(path, project_root)
     except NanoframesError as err:
         return [Finding(ERROR, err.code, None, None, err.message, shown, err.line, fatal=True)]
+    return lint_composition(comp, shown)
+
+
+def lint_composition(comp, shown: str | None = None) -> list[Finding]:
+    """Every finding for one parsed composition; ``shown`` names its file in findings."""
+    from . import assets, canvas, timeline
+
+    shown = str(comp.path) if shown is None else shown
     context = canvas.Context.build(comp)
     found = [*timeline.check(comp), *assets.check(comp, context), *canvas.check(context)]
     out = {(f.code, f.element, f.t, f.message): f for f in found}  # one of each
@@ -92,4 +99,4 @@ def failed(findings: list[Finding], strict: bool = False) -> bool:
 
 
 __all__ = ["ERROR", "WARNING", "Finding", "designate", "exit_status", "failed", "finding",
-           "lint_file"]
+           "lint_composition", "lint_file"]
