@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from pytest_nanoframes.session import RECORD_HINT, State, get_state
+from pytest_nanoframes.tests_ledger import is_test_key, stale_problem, stale_test_keys
 
 if TYPE_CHECKING:  # the library loads ThorVG: imported at run time only when active
     from nanoframes.determinism.ledger import Ledger
@@ -187,7 +188,8 @@ def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path) -> lis
     if missing:
         problems.append(f"{len(missing)} collected composition(s) without an entry "
                         f"(record with {RECORD_HINT}): {', '.join(missing)}")
-    stale = sorted(key for key in entries if not (root / key).is_file())
+    # Entries keyed by a test (nf.check) are judged by stale_test_keys, not as files.
+    stale = sorted(key for key in entries if not is_test_key(key) and not (root / key).is_file())
     for key in stale:
         problems.append(f"STALE {key}: the ledger has an entry but the file is gone; "
                         f"{RECORD_HINT} drops it")
@@ -216,12 +218,14 @@ class LedgerItem(_Item):
 
     def runtest(self) -> None:
         state = self.state
-        self.nf_payload = {"kind": "ledger", "problems": []}
+        stale_tests = stale_test_keys(self.config, state.ledger().entries)
+        self.nf_payload = {"kind": "ledger", "problems": [], "stale_tests": stale_tests}
         if state.options.recording:
             # The controller rewrites the ledger after every item ran; this item's
             # presence in the run is what lets it drop entries whose file is gone.
             return
         problems = ledger_problems(state.ledger(), state.collected, state.nf_config.root)
+        problems += [stale_problem(key, RECORD_HINT) for key in stale_tests]
         self.nf_payload["problems"] = problems
         if problems:
             raise NanoframesFailure(

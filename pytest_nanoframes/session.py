@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_nanoframes.tests_ledger import is_test_key
 from pytest_nanoframes.xdist import is_worker
 
 if TYPE_CHECKING:
@@ -89,6 +90,7 @@ class State:
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
     ledger_item_ran: bool = False
     ledger_problems: list[str] = field(default_factory=list)
+    stale_tests: list[str] = field(default_factory=list)  # test-keyed entries whose test is gone
     record_summary: RecordSummary | None = None
     record_error: str | None = None
     _nf_config: Config | None = None
@@ -147,6 +149,7 @@ class State:
         if payload.get("kind") == "ledger":
             self.ledger_item_ran = True
             self.ledger_problems = list(payload.get("problems", ()))
+            self.stale_tests = list(payload.get("stale_tests", ()))
             return
         key = payload["key"]
         self.results[key] = dict(payload, nodeid=nodeid)
@@ -176,7 +179,8 @@ class State:
         remove = []
         if self.ledger_item_ran:
             remove = [key for key in old.entries
-                      if key not in updates and not (root / key).is_file()]
+                      if key not in updates and not is_test_key(key) and not (root / key).is_file()]
+            remove += [key for key in self.stale_tests if key in old.entries and key not in updates]
         new, summary = merge(old, updates, remove)
         if summary.changed:
             write_ledger(new)
