@@ -19,7 +19,8 @@ SEP = "::"
 
 
 def is_test_key(key: str) -> bool:
-    """A test's entry, not a composition file's (file keys never hold ``::``)."""
+    """A test's entry, not a composition file's (file keys never hold ``::``); the
+    rule of ``nanoframes.determinism.ledger.is_test_key``, without loading the library."""
     return SEP in key
 
 

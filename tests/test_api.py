@@ -149,3 +149,24 @@ def test_import_stays_light() -> None:
                          check=True).stdout
     assert out.strip() == "[]"
     assert set(nanoframes.__all__) <= set(dir(nanoframes))
+
+
+def test_the_cli_leaves_entries_of_tests_alone(project: Path, monkeypatch: pytest.MonkeyPatch,
+                                               capsys: pytest.CaptureFixture[str]) -> None:
+    from nanoframes.cli import main
+
+    monkeypatch.chdir(project)
+    (project / "pyproject.toml").write_text(
+        '[tool.nanoframes]\ncompositions = ["scenes/*.nf.svg"]\n')
+    assert main(["digest", "--record"]) == 0
+    key = "tests/test_scenes.py::test_slide[de]"
+    _, reading = check_composition(nanoframes.load(TEXT, base=project / "scenes"), key)
+    ledger_path = project / "tests" / "digests.json"
+    new, _ = merge(read_ledger(ledger_path), {key: entry_from_reading(reading)}, [])
+    write_ledger(new)
+    capsys.readouterr()
+    # Not stale for the CLI (it cannot see tests; the plugin decides), and never dropped.
+    assert main(["digest", "--check", "--all"]) == 0
+    assert "STALE" not in capsys.readouterr().out
+    assert main(["digest", "--record", "--all"]) == 0
+    assert key in read_ledger(ledger_path).entries

@@ -17,7 +17,7 @@ from ..errors import NanoframesError
 from ..frames.film import submit_digests
 from ..frames.workers import booting_pool
 from ..model.composition import Composition, parse
-from .ledger import Entry, Ledger, RecordSummary, merge, read_ledger, write_ledger
+from .ledger import Entry, Ledger, RecordSummary, is_test_key, merge, read_ledger, write_ledger
 from .reading import PendingReading, entry_from_reading, frames_to_read, start_reading
 from .verdict import (
     Kind,
@@ -212,7 +212,7 @@ def _result(path: Path, started: PendingReading | Verdict) -> Reading | Verdict:
 def _stale(ledger: Ledger, config: Config, seen: set[str]) -> list[tuple[str, Entry]]:
     """Entries whose composition file is gone (entries merely outside the globs stay)."""
     return [(key, entry) for key, entry in ledger.entries.items()
-            if key not in seen and not (config.root / key).exists()]
+            if key not in seen and not is_test_key(key) and not (config.root / key).exists()]
 
 
 def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,
