@@ -143,6 +143,9 @@ class FilmDigest(str):
         self.composition = composition
         return self
 
+    def __reduce__(self) -> tuple[type, tuple[tuple[str, ...]]]:
+        return FilmDigest, (self.frame_digests,)  # the frames, not the hex, rebuild it
+
     def differing_frames(self, other: FilmDigest) -> tuple[int, ...]:
         """Indices whose frame digests differ (a longer film's extra frames included)."""
         a, b = self.frame_digests, other.frame_digests

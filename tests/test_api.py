@@ -4,6 +4,7 @@ identity, judge, lint. Everything renders for real through ThorVG."""
 from __future__ import annotations
 
 import hashlib
+import pickle
 import subprocess
 import sys
 import types
@@ -80,7 +81,10 @@ def test_frames_iterates_without_holding_the_film(project: Path) -> None:
     it = nanoframes.frames(comp)
     assert isinstance(it, types.GeneratorType)
     got = [hashlib.sha256(f.tobytes()).hexdigest() for f in it]
-    assert tuple(got) == nanoframes.film_digest(comp).frame_digests
+    digest = nanoframes.film_digest(comp)
+    assert tuple(got) == digest.frame_digests
+    copy = pickle.loads(pickle.dumps(digest))
+    assert copy == digest and copy.frame_digests == digest.frame_digests
     assert len(got) == comp.frame_count == 4
     # The subpackage of the same name stays importable and callable.
     import nanoframes.frames.film as film_module
