@@ -115,8 +115,14 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
             raise
         comp, verdict, reading = None, error(ekey, str(exc)), None
     else:
+        from nanoframes.errors import NanoframesError
+
+        try:
+            ledger = state.ledger()
+        except NanoframesError as exc:  # a broken ledger: one line, as for collected items
+            pytest.fail(str(exc), pytrace=False)
         verdict, reading = check_composition(
-            comp, ekey, config=state.nf_config, ledger=state.ledger(),
+            comp, ekey, config=state.nf_config, ledger=ledger,
             samples=samples or options.samples, excused=state.excused())
     outcome = decide(verdict, recording=options.recording, strict=options.strict,
                      force=options.force)
