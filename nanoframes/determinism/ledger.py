@@ -29,6 +29,8 @@ def is_test_key(key: str) -> bool:
     (``tests/test_charts.py::test_bar[de]``), not by a composition file: the
     plugin, which sees the tests, decides when it is stale."""
     return "::" in key
+
+
 _ENTRY_KEYS = {"digest", "frames", "sampled", "samples", "identity", "toolchain_parts",
                "frame_digests"}
 _HEX = frozenset("0123456789abcdef")
