@@ -13,7 +13,6 @@ import hashlib
 import os
 import re
 from collections.abc import Iterable, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -250,7 +249,7 @@ def _film_frames(value: Any) -> Iterable[Any]:
     if isinstance(value, Composition):
         return frames(value)
     if isinstance(value, (str, bytes, os.PathLike)):
-        return frames(load(value) if not isinstance(value, Path) else load(value))
+        return frames(load(value))
     return value
 
 
