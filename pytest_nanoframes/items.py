@@ -18,6 +18,7 @@ import pytest
 from nanoframes.model.svg import composition_stem
 from pytest_nanoframes import evidence
 from pytest_nanoframes.session import RECORD_HINT, State, get_state
+from pytest_nanoframes.tests_ledger import stale_problem, stale_test_keys
 
 if TYPE_CHECKING:  # the library loads ThorVG: imported at run time only when active
     from nanoframes.determinism.ledger import Ledger
@@ -182,7 +183,7 @@ def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path) -> lis
     if missing:
         problems.append(f"{len(missing)} collected composition(s) without an entry "
                         f"(record with {RECORD_HINT}): {', '.join(missing)}")
-    for key in stale_keys(ledger, root, ()):
+    for key in stale_keys(ledger, root, ()):  # test-keyed entries: stale_test_keys
         problems.append(f"STALE {key}: the ledger has an entry but the file is gone; "
                         f"{RECORD_HINT} drops it")
     mixed = mixed_toolchains(entries, RECORD_HINT)
@@ -198,14 +199,19 @@ class LedgerItem(_Item):
         return self.path, None, f"ledger {self.state.ledger_key(self.path)}"
 
     def runtest(self) -> None:
+
         state = self.state
         self.nf_payload = {"kind": "ledger", "problems": []}
         ledger = state.ledger()  # unreadable or conflicted: this item fails with that line
+        # Entries keyed by a test (nf.check) are stale when their test is gone.
+        stale_tests = stale_test_keys(self.config, ledger.entries)
+        self.nf_payload["stale_tests"] = stale_tests
         if state.options.recording:
             # The controller rewrites the ledger after every item ran; this item's
             # presence in the run is what lets it drop entries whose file is gone.
             return
         problems = ledger_problems(ledger, state.collected, state.nf_config.root)
+        problems += [stale_problem(key, RECORD_HINT) for key in stale_tests]
         self.nf_payload["problems"] = problems
         if problems:
             raise NanoframesFailure(

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from pytest_nanoframes import evidence, hookspecs, selftest, xdist
+from pytest_nanoframes import evidence, hookspecs, selftest, tests_ledger, xdist
+from pytest_nanoframes.fixture import CHECKS, nf  # noqa: F401 - the nf fixture
 from pytest_nanoframes.session import State, get_state, install
 
 
@@ -63,7 +64,8 @@ def pytest_configure(config: pytest.Config) -> None:
     state = install(config)
     selftest.configure(config)  # --nf-selftest: self-test items of their own
     config.addinivalue_line(
-        "markers", "nanoframes: a composition or ledger item of the nanoframes plugin")
+        "markers", "nanoframes(key=None, samples=None): a composition or ledger item of the "
+                   "nanoframes plugin, or a test whose returned composition is judged")
     if state.options.active:
         state.nf_config  # noqa: B018 - a bad [tool.nanoframes] is a usage error, now
         if state.options.recording and not state.worker:
@@ -74,8 +76,8 @@ def pytest_configure(config: pytest.Config) -> None:
                 allow_recording(state.options.ci, "--nf-ci")
             except NanoframesError as exc:
                 raise pytest.UsageError(str(exc)) from None
-        if not state.worker:
-            config.pluginmanager.register(_Receiver(state), "nanoframes-receiver")
+    if not state.worker:  # nf.check reports verdicts in any mode
+        config.pluginmanager.register(_Receiver(state), "nanoframes-receiver")
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:
@@ -102,8 +104,13 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(tryfirst=True)
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    # Before -k/-m deselect: the ledger item checks every *collected* composition.
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config,
+                                  items: list[pytest.Item]) -> None:
+    # Before -k/-m deselect: the ledger item checks every *collected* composition,
+    # and entries keyed by a test are stale only when every test was collected.
+    tests_ledger.collected(config, items)
+    if session.testsfailed:
+        tests_ledger.collect_failed(config)
     state = get_state(config)
     if state is None or not state.options.active:
         return
@@ -113,13 +120,52 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
                              if isinstance(item, CompositionItem))
 
 
+def pytest_deselected(items: list[pytest.Item]) -> None:
+    if items:
+        tests_ledger.deselected(items[0].config)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_pyfunc_call(pyfuncitem: pytest.Function):
+    # @pytest.mark.nanoframes on a test function: judge what it returns (pytest-mpl style).
+    marker = pyfuncitem.get_closest_marker("nanoframes")
+    if marker is None:
+        return (yield)
+    from pytest_nanoframes.fixture import judge_returned
+
+    original, returned = pyfuncitem.obj, []
+
+    def capture(*args, **kwargs):
+        returned.append(original(*args, **kwargs))
+
+    pyfuncitem.obj = capture
+    try:
+        result = yield
+    finally:
+        pyfuncitem.obj = original
+    judge_returned(pyfuncitem, marker, returned[0] if returned else None)
+    return result
+
+
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any, right: Any
+                              ) -> list[str] | None:
+    if op != "==" or not any(type(v).__module__.startswith("nanoframes") for v in (left, right)):
+        return None  # never import the library for someone else's comparison
+    from pytest_nanoframes.explain import explain
+
+    return explain(left, right)
+
+
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
     payload = getattr(item, "nf_payload", None)
+    checks = getattr(item, CHECKS, None)
     if call.when == "call" and payload is not None:
         xdist.attach(report, payload)
         evidence.attach_extras(item, report)  # pytest-html: expected/actual/diff images
+    elif call.when == "call" and checks:  # nf.check / the marker: every check of the test
+        xdist.attach(report, {"kind": "checks", "checks": checks})
     return report
 
 
@@ -136,18 +182,23 @@ class _Receiver:
         if payload is None or report.when != "call":
             return
         state = self.state
-        state.receive(report.nodeid, payload)
-        if payload.get("kind") == "composition":
-            from pytest_nanoframes.items import verdict_from_json
+        for one in payload["checks"] if payload.get("kind") == "checks" else [payload]:
+            state.receive(report.nodeid, one)
+            if one.get("kind") == "composition":
+                from pytest_nanoframes.items import verdict_from_json
 
-            state.config.hook.pytest_nanoframes_verdict(
-                config=state.config, verdict=verdict_from_json(payload), nodeid=report.nodeid)
+                state.config.hook.pytest_nanoframes_verdict(
+                    config=state.config, verdict=verdict_from_json(one), nodeid=report.nodeid)
 
 
 def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -> Any:
     payload = xdist.payload_of(report)
     if payload is None:
         return None
+    if payload.get("kind") == "checks":
+        from pytest_nanoframes.fixture import checks_status
+
+        return checks_status(report, payload["checks"])
     from pytest_nanoframes.report import teststatus
 
     return teststatus(report, payload)

@@ -95,6 +95,7 @@ class State:
     committed: Committed | None = None
     # Session-level failures (the ledger or the report not written): one line each.
     session_errors: list[str] = field(default_factory=list)
+    stale_tests: list[str] = field(default_factory=list)  # test-keyed entries whose test is gone
     _nf_config: Config | None = None
     _ledger: Ledger | None = None
     _excused: dict[str, str] | None = None
@@ -161,6 +162,7 @@ class State:
         if payload.get("kind") == "ledger":
             self.ledger_item_ran = True
             self.ledger_problems = list(payload.get("problems", ()))
+            self.stale_tests = list(payload.get("stale_tests", ()))
             return
         key = payload["key"]
         self.results[key] = dict(payload, nodeid=nodeid)
@@ -187,7 +189,8 @@ class State:
                      for key, data in sorted(self.entries.items())}
             seen = set(self.collected) | set(self.results) if self.ledger_item_ran else None
             self.committed = commit(path, fresh, force=self.options.force,
-                                    root=self.nf_config.root, seen=seen)
+                                    root=self.nf_config.root, seen=seen,
+                                    gone_tests=self.stale_tests if self.ledger_item_ran else ())
         except NanoframesError as exc:
             self.session_errors.append(str(exc))
             return

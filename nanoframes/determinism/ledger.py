@@ -22,6 +22,15 @@ from .identity import TOOLCHAIN_PARTS, VIDEO_PARTS
 LEDGER_VERSION = 1
 
 IDENTITY_KEYS = ("source", "media", "fonts", "toolchain")
+
+
+def is_test_key(key: str) -> bool:
+    """An entry recorded by a test (pytest's ``nf.check``), keyed by its node id
+    (``tests/test_charts.py::test_bar[de]``), not by a composition file: the
+    plugin, which sees the tests, decides when it is stale."""
+    return "::" in key
+
+
 _ENTRY_KEYS = {"digest", "frames", "sampled", "samples", "identity", "toolchain_parts",
                "frame_digests"}
 _HEX = frozenset("0123456789abcdef")

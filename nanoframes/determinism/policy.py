@@ -24,7 +24,7 @@ from typing import Any
 
 from ..errors import NanoframesError
 from ..frames.compare import FilmEvidence
-from .ledger import Entry, Ledger
+from .ledger import Entry, Ledger, is_test_key
 from .verdict import Kind, Reading, Verdict, judge
 
 RECORD_IN_CI_ENV = "NANOFRAMES_RECORD_IN_CI"
@@ -58,16 +58,18 @@ def stale_keys(ledger: Ledger, root: Path, seen: Iterable[str]) -> list[str]:
     """Entries not looked at whose composition file is gone (entries merely outside
     the configured globs stay: their file is still there)."""
     seen = set(seen)
-    return sorted(key for key in ledger.entries
-                  if key not in seen and not (root / key).is_file())
+    return sorted(key for key in ledger.entries  # a test's entry: the plugin judges it
+                  if key not in seen and not is_test_key(key) and not (root / key).is_file())
 
 
 def plan_record(ledger: Ledger, fresh: Mapping[str, Entry], *, force: bool = False,
-                root: Path | None = None, seen: Iterable[str] | None = None) -> RecordPlan:
+                root: Path | None = None, seen: Iterable[str] | None = None,
+                gone_tests: Iterable[str] = ()) -> RecordPlan:
     """The recording of ``fresh`` readings (as entries, by key) into ``ledger``.
 
     ``seen`` (with ``root``) is given only when the recording covered everything:
-    then the entries it did not see whose file is gone are removed.
+    then the entries it did not see whose file is gone are removed, and so are
+    ``gone_tests``: test-keyed entries whose test the plugin no longer collects.
     """
     updates: dict[str, Entry] = {}
     refused: list[Verdict] = []
@@ -87,6 +89,7 @@ def plan_record(ledger: Ledger, fresh: Mapping[str, Entry], *, force: bool = Fal
     removed: list[str] = []
     if seen is not None and root is not None:
         removed = stale_keys(ledger, root, set(seen) | set(fresh))
+        removed += sorted(k for k in gone_tests if k in ledger.entries and k not in fresh)
     return RecordPlan(updates, removed, refused)
 
 

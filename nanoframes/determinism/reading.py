@@ -63,6 +63,8 @@ def source_extras(comp: Composition) -> list[tuple[str, str]]:
 
 
 def _source(comp: Composition, baker: Baker) -> str:
+    if comp.text is not None:  # loaded from text: no file version to key a cache entry on
+        return source_digest(comp.root, source_extras(comp))
     try:
         key = tuple(_version(p) for p in (comp.path, *sorted(set(_children(baker)))))
     except OSError:  # parsed from bytes no longer on disk: never cache
@@ -230,6 +232,27 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
     try:
         reading = read_film(path, config=config, samples=samples, jobs=jobs, dedup=dedup,
                             pool=pool, store=store)
+    except NanoframesError as exc:
+        return error(key, str(exc)), None
+    reason = excuse_for(key, excused, reading.composition_id)
+    return judge(reading, ledger.entries.get(key), excused=reason), reading
+
+
+def check_composition(comp: Composition, key: str, *, config: Config | None = None,
+                      ledger: Ledger | None = None, samples: int | None = None,
+                      excused: Mapping[str, str] | None = None,
+                      ) -> tuple[Verdict, Reading | None]:
+    """``check_one`` for a composition already parsed (from a file, or from text with
+    ``key`` naming its ledger entry), drawn in this process."""
+    config = config if config is not None else load_config(comp.project_root)
+    if ledger is None:
+        ledger = read_ledger(config.ledger_path)
+    if excused is None:
+        excused = excused_list(config)
+    try:
+        pending = start_reading(comp.path, config=config, samples=samples, comp=comp)
+        pending.key = key
+        reading = pending.result()
     except NanoframesError as exc:
         return error(key, str(exc)), None
     reason = excuse_for(key, excused, reading.composition_id)

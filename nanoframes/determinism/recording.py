@@ -130,7 +130,8 @@ def read_for_recording(path: Path, force: bool) -> tuple[Ledger, NanoframesError
 
 
 def commit(path: Path, fresh: Mapping[str, Entry], *, force: bool = False,
-           root: Path | None = None, seen: Iterable[str] | None = None) -> Committed:
+           root: Path | None = None, seen: Iterable[str] | None = None,
+           gone_tests: Iterable[str] = ()) -> Committed:
     """Record ``fresh`` (entries by key) into the ledger at ``path`` under its lock.
 
     ``seen`` and ``root`` are given when the recording covered everything: stale
@@ -139,7 +140,7 @@ def commit(path: Path, fresh: Mapping[str, Entry], *, force: bool = False,
     path = Path(path)
     with locked(path):
         ledger, unreadable = read_for_recording(path, force)
-        plan = plan_record(ledger, fresh, force=force, root=root, seen=seen)
+        plan = plan_record(ledger, fresh, force=force, root=root, seen=seen, gone_tests=gone_tests)
         new, summary = merge(ledger, plan.updates, plan.removed)
         note = None
         if unreadable is not None:

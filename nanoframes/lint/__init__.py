@@ -7,9 +7,9 @@ error finding carrying the parse error's own code, so a run over many files
 reports every file instead of stopping at the first bad one.
 
 A finding and the exit status of a run are in ``findings``. The checks live in
-three modules: ``timeline`` (what the JSON says), ``canvas`` (where things are
-on the canvas over time) and ``assets`` (files, nested compositions, fonts,
-paints).
+four modules: ``timeline`` (what the JSON says), ``canvas`` (where things are
+on the canvas over time), ``assets`` (files, nested compositions, fonts,
+paints) and ``curve`` (text that overruns its curve).
 """
 
 from __future__ import annotations
@@ -23,13 +23,20 @@ from .findings import ERROR, WARNING, Finding, designate, exit_status, failed, f
 def lint_file(path: str | Path, project_root: Path | None = None) -> list[Finding]:
     """Every finding for one composition file, in a stable order."""
     from ..model.composition import parse
-    from . import assets, canvas, curve, timeline
 
     shown = str(path)
     try:
         comp = parse(path, project_root)
     except NanoframesError as err:
         return [Finding(ERROR, err.code, None, None, err.message, shown, err.line, fatal=True)]
+    return lint_composition(comp, shown)
+
+
+def lint_composition(comp, shown: str | None = None) -> list[Finding]:
+    """Every finding for one parsed composition; ``shown`` names its file in findings."""
+    from . import assets, canvas, curve, timeline
+
+    shown = str(comp.path) if shown is None else shown
     context = canvas.Context.build(comp)
     found = [*timeline.check(comp), *assets.check(comp, context), *canvas.check(context),
              *curve.check(context)]
@@ -40,4 +47,4 @@ def lint_file(path: str | Path, project_root: Path | None = None) -> list[Findin
 
 
 __all__ = ["ERROR", "WARNING", "Finding", "designate", "exit_status", "failed", "finding",
-           "lint_file"]
+           "lint_composition", "lint_file"]

@@ -66,6 +66,9 @@ class Composition:
     palette_budget: int | None
     animations: tuple[Animation, ...]
     root: etree._Element = field(repr=False, compare=False)
+    # The bytes, when parsed from text (``nanoframes.load``): ``path`` is then a name in
+    # the directory relative references resolve against, with no file behind it.
+    text: bytes | None = field(default=None, repr=False, compare=False)
 
     @property
     def directory(self) -> Path:
