@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_nanoframes import hookspecs, selftest, xdist
+from pytest_nanoframes import cpus, hookspecs, selftest, xdist
 from pytest_nanoframes.session import State, get_state, install
 
 
@@ -62,8 +62,14 @@ def pytest_configure(config: pytest.Config) -> None:
         "markers", "nanoframes: a composition or ledger item of the nanoframes plugin")
     if state.options.active:
         state.nf_config  # noqa: B018 - a bad [tool.nanoframes] is a usage error, now
+        cpus.share_with_siblings(config)  # an xdist worker draws with its share of CPUs
         if not state.worker:
             config.pluginmanager.register(_Receiver(state), "nanoframes-receiver")
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # xdist may be absent
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    return cpus.auto_workers(config)  # -n auto: one worker per CPU this process may use
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

@@ -13,7 +13,6 @@ from typing import Any
 
 from ..config import find_project_root, load_config
 from ..determinism.selftest import register_selftest_args, run_selftest_cli
-from ..determinism.sweep import check, collect, readings, record
 from ..determinism.verdict import Kind, Verdict
 from ..progress import Progress
 from .common import add_jobs, jobs_value
@@ -87,6 +86,9 @@ def run(args: argparse.Namespace) -> int:
     if args.force and not args.record:
         print("nanoframes digest: --force only applies to --record", file=sys.stderr)
         return 2
+    # imported here, not at the top: building the command line imports no renderer
+    from ..determinism.sweep import check, collect, record
+
     start = args.paths[0] if args.paths else Path.cwd()
     config = load_config(find_project_root(start))
     jobs = jobs_value(args.jobs)
@@ -182,6 +184,8 @@ def _record_output(result, as_json: bool) -> dict[str, Any]:
 def _plain(targets: list[Path], config, args: argparse.Namespace, jobs: int,
            advance: Callable[[], None]) -> tuple[int, dict[str, Any]]:
     """Digests only: no ledger read, nothing judged. Scheduled like --check."""
+    from ..determinism.sweep import readings
+
     rows: list[dict[str, Any]] = []
     status = 0
     for _, r in readings(targets, config, samples=args.samples, jobs=jobs, dedup=args.dedup):

@@ -8,8 +8,6 @@ from pathlib import Path
 from ..determinism.cache import add_cache_arg, cache_from_args, cached_png, cached_pngs
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
-from ..frames.film import Film
-from ..frames.output import write_png
 from ..progress import Progress
 from .common import add_jobs, frame_index, jobs_value
 
@@ -31,6 +29,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at the top: building the command line imports no renderer
+    from ..frames.film import Film
+    from ..frames.output import write_png
+
     film = Film.open(args.composition)
     comp = film.comp
     if args.frame is not None or args.t is not None:

@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 
 from ..determinism.cache import add_cache_arg, cache_from_args, cached_frames
-from ..frames.film import Film
-from ..frames.output import write_video
 from ..progress import Progress
 from .common import add_jobs, jobs_value
 
@@ -25,6 +23,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at the top: building the command line imports no renderer
+    from ..frames.film import Film
+    from ..frames.output import write_video  # PyAV: only here
+
     film = Film.open(args.composition)
     comp = film.comp
     with Progress(comp.frame_count, comp.id) as bar:

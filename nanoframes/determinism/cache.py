@@ -51,11 +51,12 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
-from ..frames.png import decode_png, encode_png
+
+if TYPE_CHECKING:  # imported where frames are touched: `render --help` needs neither
+    import numpy as np
 
 MAGIC = b"NFCACHE2"
 _HEADER = struct.Struct("<8sII32s32s32s")
@@ -136,6 +137,10 @@ class FrameCache:
         found = self._read(key, width, height)
         if found is None:
             return None
+        import numpy as np
+
+        from ..frames.png import decode_png
+
         digest, png = found
         try:
             frame = decode_png(png)
@@ -187,6 +192,10 @@ class FrameCache:
 
     def put(self, key: str, frame: np.ndarray) -> None:
         """Store ``frame`` (uint8 RGBA, height x width x 4) atomically under ``key``."""
+        import numpy as np
+
+        from ..frames.png import encode_png
+
         if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 4:
             raise TypeError(f"a frame is uint8 RGBA (h, w, 4), got {frame.dtype} {frame.shape}")
         frame = np.ascontiguousarray(frame)
@@ -360,6 +369,8 @@ def cached_png(film, index: int, cache: FrameCache) -> bytes:
     key = frame_key(film_identity(film), index, comp.width, comp.height)
     png = cache.get_png(key, comp.width, comp.height)
     if png is None:
+        from ..frames.png import encode_png
+
         frame = film.raster(film.document(index))
         png = encode_png(frame)
         cache.put_png(key, png, hashlib.sha256(frame).digest(), comp.width, comp.height)

@@ -15,8 +15,6 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from lxml import etree
-
 NONE = "none"  # media / fonts when the composition has none
 
 # The toolchain's parts, in the order a report names them.
@@ -88,13 +86,8 @@ def modules_digest(directory: str | Path | None = None) -> str:
 
 
 def _libthorvg_sha256() -> str:
-    try:
-        from ..engine.raster import library_sha256
-    except ImportError:
-        # raster.py owns this; until it exists, hash the library the binding loaded.
-        from thorvg_python import engine
+    from ..engine.library import library_sha256  # finds the file without loading ThorVG
 
-        return _file_sha256(engine.THORVG_LIB._name)
     return library_sha256()
 
 
@@ -170,6 +163,8 @@ def _project(el: Any, in_text: bool) -> list[Any]:
             add_text(raw.strip())
     else:
         add_text(el.text)
+    from lxml import etree  # here, not at import: the plugin's header needs no lxml
+
     for child in el:
         if isinstance(child.tag, str):
             content.append(_project(child, in_text))

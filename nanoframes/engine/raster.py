@@ -21,11 +21,11 @@ import re
 import threading
 from ctypes import POINTER, c_bool, c_char_p, c_float, c_int, c_uint32, c_void_p
 from functools import lru_cache
-from pathlib import Path
 
 import numpy as np
 
 from ..errors import NanoframesError
+from .library import library_path, library_sha256, thorvg_python_version  # noqa: F401
 
 MAX_SIDE = 16384
 
@@ -64,27 +64,6 @@ _SIGNATURES: dict[str, tuple[list[type], type | None]] = {
     "tvg_text_set_size": ([c_void_p, c_float], c_int),
     "tvg_text_set_text": ([c_void_p, c_char_p], c_int),
 }
-
-
-@lru_cache(maxsize=1)
-def library_path() -> Path:
-    """The libthorvg file thorvg-python loads (its bytes are part of the toolchain identity)."""
-    from thorvg_python.engine import THORVG_LIB
-
-    if THORVG_LIB is None:
-        raise NanoframesError("thorvg-missing", "thorvg-python could not load libthorvg")
-    return Path(THORVG_LIB._name).resolve()
-
-
-@lru_cache(maxsize=1)
-def library_sha256() -> str:
-    return hashlib.sha256(library_path().read_bytes()).hexdigest()
-
-
-def thorvg_python_version() -> str:
-    from importlib.metadata import version
-
-    return version("thorvg-python")
 
 
 @lru_cache(maxsize=1)
