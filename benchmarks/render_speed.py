@@ -140,8 +140,10 @@ def main() -> int:
         print(f"  -j {j} --no-cache          {workers:6.2f} s ({CPU[j, 'none']:.2f} s)")
         print(f"  -j {j}, cold cache         {cold:6.2f} s ({CPU[j, 'cold']:.2f} s)")
         print(f"  -j {j}, warm cache         {warm:6.2f} s ({CPU[j, 'warm']:.2f} s)")
-        print(f"  on {j} idle CPUs -j {j} would take at least {CPU[j, 'none'] / j:.2f} s: "
-              f"at most {serial / (CPU[j, 'none'] / j):.2f}x over -j 1's wall clock")
+        # -j 1 is one thread: its CPU time is its wall time on an idle machine; -j N
+        # spread perfectly over N idle CPUs takes its CPU time / N
+        print(f"  in CPU time: -j 1 {CPU[1, 'none']:.2f} s against -j {j} {CPU[j, 'none']:.2f} s "
+              f"over {j} CPUs: {CPU[1, 'none'] / (CPU[j, 'none'] / j):.2f}x on idle CPUs")
         print(f"workers:    -j {args.jobs} is {serial / workers:.2f}x faster than -j 1 "
               "(target >= 1.8x)")
         print(f"cold cache: {cold / workers:.2f} x --no-cache (target <= 1.15)")
