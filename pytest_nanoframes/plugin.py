@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_nanoframes import evidence, hookspecs, selftest, tests_ledger, xdist
+from pytest_nanoframes import cpus, evidence, hookspecs, selftest, tests_ledger, xdist
 from pytest_nanoframes.fixture import CHECKS, nf  # noqa: F401 - the nf fixture
 from pytest_nanoframes.session import State, get_state, install
 
@@ -68,6 +68,7 @@ def pytest_configure(config: pytest.Config) -> None:
                    "nanoframes plugin, or a test whose returned composition is judged")
     if state.options.active:
         state.nf_config  # noqa: B018 - a bad [tool.nanoframes] is a usage error, now
+        cpus.share_with_siblings(config)  # an xdist worker draws with its share of CPUs
         if state.options.recording and not state.worker:
             from nanoframes.determinism.policy import allow_recording
             from nanoframes.errors import NanoframesError
@@ -78,6 +79,11 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(str(exc)) from None
     if not state.worker:  # nf.check reports verdicts in any mode
         config.pluginmanager.register(_Receiver(state), "nanoframes-receiver")
+
+
+@pytest.hookimpl(tryfirst=True, optionalhook=True)  # xdist may be absent
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    return cpus.auto_workers(config)  # -n auto: one worker per CPU this process may use
 
 
 def pytest_report_header(config: pytest.Config) -> str | None:

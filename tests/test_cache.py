@@ -61,7 +61,7 @@ def fresh(path: Path) -> list[np.ndarray]:
 
 
 def entry_paths(d: Path) -> list[Path]:
-    return sorted((d / "frames").glob("*/*.rgba"))
+    return sorted((d / "frames").glob("*/*.png-entry"))
 
 
 def test_the_directory_comes_from_the_environment(cache_dir: Path) -> None:
@@ -109,8 +109,8 @@ def test_worker_processes_fill_the_cache_too(cache_dir: Path, comp: Path) -> Non
     assert c.written == 3
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip-payload", "flip-header", "empty",
-                                    "other-key"])
+@pytest.mark.parametrize("damage", ["truncate", "flip-payload", "flip-header", "flip-digest",
+                                    "empty", "other-key"])
 def test_damaged_entries_are_detected_and_rendered_again(cache_dir: Path, comp: Path,
                                                           damage: str) -> None:
     expected = fresh(comp)
@@ -122,7 +122,9 @@ def test_damaged_entries_are_detected_and_rendered_again(cache_dir: Path, comp: 
     if damage == "truncate":
         data = data[:-7]
     elif damage == "flip-payload":
-        data[HEADER_SIZE + 1000] ^= 0x01
+        data[HEADER_SIZE + (len(data) - HEADER_SIZE) // 2] ^= 0x01
+    elif damage == "flip-digest":  # a whole PNG, but not of this frame's pixels
+        data[48] ^= 0x01
     elif damage == "flip-header":
         data[9] ^= 0x01  # the width
     elif damage == "empty":
@@ -202,15 +204,16 @@ def test_several_processes_writing_the_same_keys_at_once(cache_dir: Path,
         got = c.get(key, 50, 30)
         assert got is not None and got[0, 0, 0] == k * 7 % 256
     # no temp file is left behind
-    assert all(p.suffix == ".rgba" and not p.name.startswith(".")
+    assert all(p.suffix == ".png-entry" and not p.name.startswith(".")
                for p in (cache_dir / "frames").glob("*/*"))
 
 
 def test_least_recently_used_entries_are_evicted(cache_dir: Path) -> None:
     frame = np.zeros((16, 16, 4), dtype=np.uint8)
-    size = HEADER_SIZE + frame.nbytes
-    c = FrameCache(limit=size * 4)
+    c = FrameCache()
     keys = [f"{k:02x}" * 32 for k in range(6)]
+    c.put(keys[0], frame)
+    c.limit = c.path(keys[0]).stat().st_size * 4  # room for four entries
     for n, key in enumerate(keys):
         c.put(key, frame)
         os.utime(c.path(key), (1_000_000 + n, 1_000_000 + n))
@@ -262,7 +265,8 @@ def test_the_cache_command_reports_and_clears(cache_dir: Path, comp: Path,
     out = capsys.readouterr().out
     assert f"cache: {cache_dir}" in out
     assert "frames: 2" in out
-    size = 2 * (HEADER_SIZE + 40 * 24 * 4)
+    size = sum(p.stat().st_size for p in entry_paths(cache_dir))
+    assert size > 2 * HEADER_SIZE
     assert f"size: {size / 1048576:.1f} MB of 2048.0 MB" in out
     assert main(["cache", "--clear"]) == 0
     assert "cleared 2 frames" in capsys.readouterr().out

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import hashlib
-import os
 from pathlib import Path
 
 import numpy as np
@@ -83,7 +82,9 @@ def test_workers_digests_identical_with_or_without_their_pipeline(
 
 
 def test_spare_threads_needs_two_cpus_per_worker(monkeypatch) -> None:
-    monkeypatch.setattr(os, "cpu_count", lambda: 4)
+    from nanoframes.frames import workers
+
+    monkeypatch.setattr(workers, "available_cpus", lambda: 4)  # this process's CPUs
     assert spare_threads(2) and not spare_threads(3)
 
 

@@ -5,6 +5,11 @@ Each subcommand lives in its own module under ``nanoframes/cli/`` and exposes
 ``(args) -> int`` returning the exit status. Library errors
 (:class:`~nanoframes.errors.NanoframesError`) become one line on stderr and
 exit status 2: never a traceback for bad input.
+
+Start-up is kept cheap: this module and every ``register`` import no
+command's dependencies (ThorVG, NumPy, PyAV are imported by the ``run`` that
+uses them), only the named command's module is imported to parse its
+arguments, and ``--version`` imports nothing at all.
 """
 
 from __future__ import annotations
@@ -23,7 +28,6 @@ import sys  # noqa: E402
 from concurrent.futures import BrokenExecutor  # noqa: E402
 
 from .. import __version__  # noqa: E402
-from ..config import find_project_root  # noqa: E402
 from ..errors import NanoframesError  # noqa: E402
 from ..frames import workers  # noqa: E402
 
@@ -34,7 +38,8 @@ COMMANDS = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The whole command line, or (``only``) just the parser of that command."""
     parser = argparse.ArgumentParser(
         prog="nanoframes",
         description="Render .nf.svg compositions with ThorVG and check that every frame "
@@ -42,7 +47,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"nanoframes {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
+    for name in COMMANDS if only not in COMMANDS else (only,):
         try:
             module = importlib.import_module(f".{name}", __name__)
         except ModuleNotFoundError as exc:
@@ -75,6 +80,9 @@ def _boot_workers(argv: list[str]) -> None:
     if jobs == 0:
         jobs = os.cpu_count() or 1
     if jobs > 1:
+        from ..config import find_project_root
+        from ..frames import workers
+
         try:
             root = find_project_root(None)
         except OSError:
@@ -84,6 +92,9 @@ def _boot_workers(argv: list[str]) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
+    if argv == ["--version"]:  # what argparse would print, without building a parser
+        print(f"nanoframes {__version__}")
+        return 0
     interrupt.install()
     try:
         _boot_workers(argv)
@@ -126,7 +137,7 @@ def _exit(status: int) -> None:
 
 
 def _run(argv: list[str]) -> int:
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv else None)
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

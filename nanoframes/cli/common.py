@@ -6,9 +6,12 @@ import argparse
 import math
 import os
 from fractions import Fraction
+from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
-from ..model.composition import Composition
+
+if TYPE_CHECKING:  # building the command line parses nothing
+    from ..model.composition import Composition
 
 
 def default_jobs() -> int:

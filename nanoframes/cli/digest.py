@@ -13,7 +13,6 @@ from typing import Any
 
 from ..config import load_config, project_root
 from ..determinism.policy import allow_recording, verdict_to_json
-from ..determinism.sweep import check, collect, readings, record
 from ..determinism.verdict import Kind, Verdict
 from ..progress import Progress
 from .common import add_jobs, jobs_value
@@ -99,6 +98,9 @@ def run(args: argparse.Namespace) -> int:
         return 2
     if args.record:
         allow_recording(args.ci, "--ci")
+    # imported here, not at the top: building the command line imports no renderer
+    from ..determinism.sweep import check, collect, record
+
     config = load_config(project_root(args.paths))  # one project, whatever the order
     jobs = jobs_value(args.jobs)
     targets = collect(args.paths, config, args.all_)
@@ -203,6 +205,8 @@ def _record_output(result, as_json: bool) -> dict[str, Any]:
 def _plain(targets: list[Path], config, args: argparse.Namespace, jobs: int,
            advance: Callable[[], None]) -> tuple[int, dict[str, Any]]:
     """Digests only: no ledger read, nothing judged. Scheduled like --check."""
+    from ..determinism.sweep import readings
+
     rows: list[dict[str, Any]] = []
     status = 0
     for _, r in readings(targets, config, samples=args.samples, jobs=jobs, dedup=args.dedup):

@@ -8,8 +8,6 @@ from pathlib import Path
 
 from ..config import find_project_root, load_config, relative_key
 from ..determinism.identity import toolchain_parts
-from ..determinism.reading import composition_identity, font_items, media_items
-from ..frames.film import Film
 
 
 def register(sub) -> None:
@@ -23,6 +21,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at the top: building the command line imports no renderer
+    from ..determinism.reading import composition_identity, font_items, media_items
+    from ..frames.film import Film
+
     config = load_config(find_project_root(args.composition.absolute().parent))
     film = Film.open(args.composition, config.root)
     identity = composition_identity(film.comp, film.baker)

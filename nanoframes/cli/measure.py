@@ -15,16 +15,18 @@ import argparse
 import json
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from lxml import etree
 
-from ..bake.baker import Baker
 from ..model.composition import parse
 from ..model.geometry import IDENTITY, Matrix, multiply, parse_transform, transform_box
 from ..model.svg import REFERENCED_ONLY_TAGS, SVG_NS, local_name
 from ..model.timeline import fmt
-from ..text.layout import Run
 from .common import add_frame_choice, frame_index
+
+if TYPE_CHECKING:
+    from ..text.layout import Run
 
 
 def register(sub) -> None:
@@ -40,6 +42,8 @@ def register(sub) -> None:
 
 def measure_runs(path: Path, frame: int | None = None, t: float | None = None) -> list[Run]:
     """The text runs frame ``frame`` (or the instant ``t``) draws, in document order."""
+    from ..bake.baker import Baker  # the renderer: imported when measuring, not to parse argv
+
     comp = parse(path)
     index = frame_index(comp, frame, t)
     baker = Baker(comp)

@@ -5,11 +5,9 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..determinism.cache import cached_frame, cached_frames
+from ..determinism.cache import cached_png, cached_pngs
 from ..errors import NanoframesError
-from ..files import sweep_directory
-from ..frames.film import Film
-from ..frames.output import write_png
+from ..files import sweep_directory, write_bytes_atomic
 from ..progress import Progress
 from .cache import add_cache_arg, cache_from_args
 from .common import add_jobs, add_scale, frame_index, jobs_value
@@ -33,14 +31,20 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at the top: building the command line imports no renderer
+    from ..frames.film import Film
+    from ..frames.output import write_png
+
     film = Film.open(args.composition, scale=args.scale)
     comp = film.comp
     if args.frame is not None or args.t is not None:
         index = frame_index(comp, args.frame, args.t)
         cache = cache_from_args(args)  # --t selects a frame of the film
-        frame = (cached_frame(film, index, cache) if cache
-                 else film.raster(film.baker.document(index)))
-        write_png(frame, args.output)
+        if cache:
+            write_bytes_atomic(args.output, cached_png(film, index, cache),
+                               code="output-failed", durable=False)
+        else:
+            write_png(film.raster(film.baker.document(index)), args.output)
         print(f"wrote {args.output} (frame {index} of {comp.frame_count}, "
               f"{film.width}x{film.height})")
         return 0
@@ -55,10 +59,11 @@ def run(args: argparse.Namespace) -> int:
                               f"{exc.strerror or exc}", out) from None
     sweep_directory(out)  # temps of a killed earlier render, whatever frame they were for
     digits = max(5, len(str(comp.frame_count - 1)))
+    files = [(i, out / f"{i:0{digits}d}.png") for i in range(comp.frame_count)]
     with Progress(comp.frame_count, comp.id) as bar:
-        for i, frame in cached_frames(film, jobs=jobs_value(args.jobs),
-                                      cache=cache_from_args(args)):
-            write_png(frame, out / f"{i:0{digits}d}.png")
-            bar.advance()
+        # workers draw, encode and write their own files; only counts come back
+        for written in cached_pngs(film, files, jobs=jobs_value(args.jobs),
+                                   cache=cache_from_args(args)):
+            bar.advance(written)
     print(f"wrote {comp.frame_count} frames to {out}/")
     return 0

@@ -6,8 +6,6 @@ import argparse
 import sys
 from pathlib import Path
 
-from ..bake.baker import Baker
-from ..model.composition import parse
 from .common import add_frame_choice, frame_index
 
 
@@ -22,6 +20,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at the top: building the command line imports no renderer
+    from ..bake.baker import Baker
+    from ..model.composition import parse
+
     comp = parse(args.composition)
     index = frame_index(comp, args.frame, args.t)
     doc = Baker(comp).document(index)  # --t selects a frame of the film

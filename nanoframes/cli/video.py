@@ -6,8 +6,6 @@ import argparse
 from pathlib import Path
 
 from ..determinism.cache import cached_frames
-from ..frames.film import Film
-from ..frames.output import write_video
 from ..progress import Progress
 from .cache import add_cache_arg, cache_from_args
 from .common import add_jobs, add_scale, jobs_value
@@ -27,6 +25,10 @@ def register(sub) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at the top: building the command line imports no renderer
+    from ..frames.film import Film
+    from ..frames.output import write_video  # PyAV: only here
+
     film = Film.open(args.composition, scale=args.scale)
     comp = film.comp
     with Progress(comp.frame_count, comp.id) as bar:

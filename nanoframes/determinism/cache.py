@@ -14,17 +14,21 @@ components (source, media, fonts, toolchain; ``reading.composition_identity``),
 the frame index and the canvas size. The toolchain component covers
 nanoframes' own modules, so any code change starts a fresh set of keys.
 
-Entry: one file ``frames/<k[:2]>/<k>.rgba``::
+Entry: one file ``frames/<k[:2]>/<k>.png-entry``: the frame as a PNG file
+(``frames/png.py``), behind a header::
 
-    magic     8 bytes  b"NFCACHE1"
+    magic     8 bytes  b"NFCACHE2"
     width     4 bytes  little-endian uint32
     height    4 bytes  little-endian uint32
     key      32 bytes  the entry's key (a file renamed onto another key is refused)
-    sha256   32 bytes  SHA-256 of the payload (this is the frame digest)
-    payload  width*height*4 bytes of straight RGBA, row-major
+    digest   32 bytes  the frame digest: SHA-256 of the frame's straight RGBA
+    sha256   32 bytes  SHA-256 of the PNG bytes
+    payload  the PNG file
 
-A read checks the magic, the size, the key, the length and the payload's
-SHA-256; an entry that fails any of them is deleted and the frame rendered
+PNG, not raw RGBA: a warm ``render -o DIR`` copies an entry's bytes into its
+file and encodes nothing. ``get_png`` checks the magic, the size, the key and
+the PNG's SHA-256; ``get`` (``video``) also decodes the PNG and checks its RGBA
+against the frame digest. A failed check deletes the entry; the frame is drawn
 again. Writes go through ``files.atomic_target`` (a temp file in the entry's
 directory, the umask's mode, renamed into place), so a reader sees a whole entry
 or none, and several
@@ -44,19 +48,21 @@ import json
 import os
 import struct
 import time
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
 from ..files import atomic_target
 
-MAGIC = b"NFCACHE1"
-_HEADER = struct.Struct("<8sII32s32s")
-HEADER_SIZE = _HEADER.size  # 80
-SUFFIX = ".rgba"
+if TYPE_CHECKING:  # imported where frames are touched: `render --help` needs neither
+    import numpy as np
+
+MAGIC = b"NFCACHE2"
+_HEADER = struct.Struct("<8sII32s32s32s")
+HEADER_SIZE = _HEADER.size  # 112
+SUFFIX = ".png-entry"
 DEFAULT_MAX_MB = 2048
 _STALE_TMP_S = 3600  # a temp file this old belongs to a writer that died
 
@@ -119,9 +125,36 @@ class FrameCache:
     def has(self, key: str) -> bool:
         return self.path(key).is_file()
 
+    def get_png(self, key: str, width: int, height: int) -> bytes | None:
+        """The PNG stored under ``key``, checked (magic, size, key, SHA-256 of the
+        PNG); None (and the entry deleted) if it is missing, damaged or of another size."""
+        found = self._read(key, width, height)
+        return None if found is None else found[1]
+
     def get(self, key: str, width: int, height: int) -> np.ndarray | None:
-        """The frame stored under ``key``, verified; None (and the entry deleted) if it
-        is missing, truncated, altered or of another size."""
+        """The frame stored under ``key``, decoded and checked against its frame
+        digest; None (and the entry deleted) if it is missing or fails a check."""
+        found = self._read(key, width, height)
+        if found is None:
+            return None
+        import numpy as np
+
+        from ..frames.png import decode_png
+
+        digest, png = found
+        try:
+            frame = decode_png(png)
+        except Exception:  # noqa: BLE001 - any undecodable payload is a damaged entry
+            frame = None
+        if frame is None or frame.shape != (height, width, 4) or \
+                hashlib.sha256(np.ascontiguousarray(frame)).digest() != digest:
+            self.hits -= 1
+            self._reject(self.path(key))
+            return None
+        frame.flags.writeable = False
+        return frame
+
+    def _read(self, key: str, width: int, height: int) -> tuple[bytes, bytes] | None:
         path = self.path(key)
         try:
             with open(path, "rb") as fh:
@@ -129,46 +162,54 @@ class FrameCache:
         except OSError:
             self.misses += 1
             return None
-        payload = self._verify(data, key, width, height)
-        if payload is None:
-            self.rejected += 1
-            self.misses += 1
-            _unlink(path)
+        found = self._verify(data, key, width, height)
+        if found is None:
+            self._reject(path)
             return None
         try:
             os.utime(path)  # least recently used eviction reads mtime
         except OSError:
             pass
         self.hits += 1
-        frame = np.frombuffer(payload, dtype=np.uint8).reshape(height, width, 4)
-        return frame  # read-only: frombuffer over bytes
+        return found
+
+    def _reject(self, path: Path) -> None:
+        self.rejected += 1
+        self.misses += 1
+        _unlink(path)
 
     @staticmethod
-    def _verify(data: bytes, key: str, width: int, height: int) -> memoryview | None:
+    def _verify(data: bytes, key: str, width: int, height: int) -> tuple[bytes, bytes] | None:
         if len(data) < HEADER_SIZE:
             return None
-        magic, w, h, kbytes, digest = _HEADER.unpack_from(data)
+        magic, w, h, kbytes, digest, png_sha = _HEADER.unpack_from(data)
         if magic != MAGIC or (w, h) != (width, height) or kbytes.hex() != key:
             return None
-        if len(data) != HEADER_SIZE + w * h * 4:
+        png = data[HEADER_SIZE:]
+        if hashlib.sha256(png).digest() != png_sha:
             return None
-        payload = memoryview(data)[HEADER_SIZE:]
-        if hashlib.sha256(payload).digest() != digest:
-            return None
-        return payload
+        return digest, png
 
     def put(self, key: str, frame: np.ndarray) -> None:
         """Store ``frame`` (uint8 RGBA, height x width x 4) atomically under ``key``."""
+        import numpy as np
+
+        from ..frames.png import encode_png
+
         if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 4:
             raise TypeError(f"a frame is uint8 RGBA (h, w, 4), got {frame.dtype} {frame.shape}")
         frame = np.ascontiguousarray(frame)
         height, width = frame.shape[:2]
-        header = _HEADER.pack(MAGIC, width, height, bytes.fromhex(key),
-                              hashlib.sha256(frame).digest())
+        self.put_png(key, encode_png(frame), hashlib.sha256(frame).digest(), width, height)
+
+    def put_png(self, key: str, png: bytes, digest: bytes, width: int, height: int) -> None:
+        """Store an encoded frame (``digest``: SHA-256 of its RGBA) atomically under ``key``."""
+        header = _HEADER.pack(MAGIC, width, height, bytes.fromhex(key), digest,
+                              hashlib.sha256(png).digest())
         try:
             with atomic_target(self.path(key), durable=False) as tmp, open(tmp, "wb") as fh:
                 fh.write(header)
-                fh.write(memoryview(frame).cast("B"))
+                fh.write(png)
         except (NanoframesError, OSError):
             return  # a cache that cannot be written is only a slower render
         self.written += 1
@@ -191,7 +232,7 @@ class FrameCache:
     def stats(self) -> CacheStats:
         entries = size = 0
         for entry in self._entries():
-            if entry.name.endswith(SUFFIX) and not entry.name.startswith("."):
+            if not entry.name.startswith("."):  # temps are dot-files; older formats count too
                 try:
                     size += entry.stat(follow_symlinks=False).st_size
                 except OSError:
@@ -309,3 +350,49 @@ def cached_frames(film, indices: Iterable[int] | None = None, jobs: int = 1,
             close()
         if cache.written:
             cache.prune()
+
+
+def cached_png(film, index: int, cache: FrameCache) -> bytes:
+    """One frame's PNG: the cache's bytes when a checked entry exists, else drawn,
+    encoded and stored."""
+    w, h = film.width, film.height  # the drawn size: --scale keys its own frames
+    key = frame_key(film_identity(film), index, w, h)
+    png = cache.get_png(key, w, h)
+    if png is None:
+        from ..frames.png import encode_png
+
+        frame = film.raster(film.document(index))
+        png = encode_png(frame)
+        cache.put_png(key, png, hashlib.sha256(frame).digest(), w, h)
+    return png
+
+
+def cached_pngs(film, files: Sequence[tuple[int, Path]], jobs: int = 1,
+                cache: FrameCache | None = None) -> Iterator[int]:
+    """Write each ``(index, file)``'s PNG; yields how many frames each step wrote.
+
+    Frames with a checked entry are copied from the cache here (their PNG bytes,
+    nothing is encoded); the rest are drawn, encoded and written by
+    ``frames.output.write_pngs`` (over ``jobs`` workers), which also stores them.
+    """
+    from ..files import write_bytes_atomic
+    from ..frames.output import write_pngs
+
+    if cache is None:
+        yield from write_pngs(film, [(i, str(f), None) for i, f in files], jobs)
+        return
+    w, h = film.width, film.height  # the drawn size: --scale keys its own frames
+    ident = film_identity(film)
+    missing = []
+    for i, file in files:
+        key = frame_key(ident, i, w, h)
+        png = cache.get_png(key, w, h) if cache.has(key) else None
+        if png is None:
+            missing.append((i, str(file), key))
+            continue
+        write_bytes_atomic(file, png, code="output-failed", durable=False)
+        yield 1
+    if missing:
+        yield from write_pngs(film, missing, jobs, cache)
+        cache.prune()
+

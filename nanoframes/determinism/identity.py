@@ -195,6 +195,7 @@ def _project(el: Any, in_text: bool) -> list[Any]:
             add_text(raw.strip())
     else:
         add_text(el.text)
+
     for child in el:
         if isinstance(child.tag, str):
             content.append(_project(child, in_text))

@@ -26,6 +26,12 @@ from pathlib import Path
 import numpy as np
 
 from ..errors import NanoframesError
+from .library import (  # noqa: F401  (re-exported: callers import them here)
+    LIBRARY_ENV,
+    library_path,
+    library_sha256,
+    thorvg_python_version,
+)
 
 MAX_SIDE = 16384
 
@@ -66,43 +72,7 @@ _SIGNATURES: dict[str, tuple[list[type], type | None]] = {
 }
 
 
-LIBRARY_ENV = "NANOFRAMES_LIBTHORVG"  # a libthorvg build to load instead of the wheel's
 REQUIRED_MAJOR = 1  # the C API this binding is written against (ThorVG 1.x)
-
-
-@lru_cache(maxsize=1)
-def library_path() -> Path:
-    """The libthorvg file drawn with (its bytes are the toolchain's ``libthorvg`` part):
-    ``$NANOFRAMES_LIBTHORVG`` when set, else the one thorvg-python ships."""
-    chosen = os.environ.get(LIBRARY_ENV, "").strip()
-    if chosen:
-        path = Path(chosen).expanduser()
-        if not path.is_file():
-            raise NanoframesError("thorvg-invalid",
-                                  f"{LIBRARY_ENV} names no readable file", path)
-        return path.resolve()
-    try:
-        from thorvg_python.engine import THORVG_LIB
-    except (ImportError, OSError, AttributeError) as exc:
-        raise NanoframesError("thorvg-missing", f"thorvg-python {thorvg_python_version()} "
-                              f"could not load its libthorvg: {exc}") from None
-    if THORVG_LIB is None:
-        raise NanoframesError("thorvg-missing", "thorvg-python could not load libthorvg")
-    return Path(THORVG_LIB._name).resolve()
-
-
-@lru_cache(maxsize=1)
-def library_sha256() -> str:
-    return hashlib.sha256(library_path().read_bytes()).hexdigest()
-
-
-def thorvg_python_version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("thorvg-python")
-    except PackageNotFoundError:
-        return "not installed"
 
 
 def _which_build(path: Path) -> str:

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy
+if TYPE_CHECKING:  # numpy is imported by whoever has a frame; this module needs none
+    import numpy
 
 # The ledger keeps this many hex characters of each frame digest: enough to
 # name the frames that moved, small enough to keep diffs of the ledger readable.
@@ -19,11 +21,13 @@ SHORT = 16
 
 def frame_digest(rgba: numpy.ndarray) -> str:
     """SHA-256 hex of a frame's straight RGBA bytes, hashed in place."""
-    if rgba.dtype != numpy.uint8:
+    if rgba.dtype.name != "uint8":
         # Any other dtype would hash a different byte layout than the PNG holds.
         raise TypeError(f"a frame is uint8 RGBA, got {rgba.dtype}")
     if not rgba.flags.c_contiguous:
         # Only a strided view pays for a copy; the renderer's buffers never do.
+        import numpy
+
         rgba = numpy.ascontiguousarray(rgba)
     # hashlib reads the array through the buffer protocol: no bytes copy.
     return hashlib.sha256(rgba).hexdigest()

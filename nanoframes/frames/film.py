@@ -51,8 +51,9 @@ class Film:
         # rendered-document hash -> frame digest, for the whole film: a held frame
         # (or a document that comes back later, as in a loop) is rasterized once
         self._seen: dict[bytes, str | Future] = {}
-        # draw and hash on other threads where a second CPU is free (not in workers)
-        self.draw_thread = (os.cpu_count() or 1) > 1
+        # draw and hash on other threads where a second CPU is free (workers.py
+        # decides: not in a pool's worker, nor in an xdist worker without two CPUs)
+        self.draw_thread = workers.spare_threads(1)
         self._slot = 0  # which of this process's two canvases draws (see digests)
         self._slot_hashes: list[Future | None] = [None, None]
         self._hashing: ThreadPoolExecutor | None = None

@@ -1,33 +1,110 @@
 """Writers: PNG files and H.264 MP4 through PyAV (no system ffmpeg needed).
 
-PNGs carry the exact straight RGBA of the frame, so SHA-256 of a PNG's decoded
-RGBA equals the frame digest. MP4 encoding is pinned (one thread,
-``cpu-independent``, bitexact flags) so the same frames give the same file on
-one machine; MP4 bytes are still never the unit of a digest.
+PNGs carry the exact straight RGBA of the frame (``png.py``), so SHA-256 of a
+PNG's decoded RGBA equals the frame digest. A directory of PNGs is written by
+whoever drew the frames: with ``-j N`` each worker process encodes and writes
+its own files, and only a count comes back. A held frame (the same rendered
+document as a frame just written) is not drawn or encoded again: its PNG bytes
+are written again. MP4 encoding is pinned (one thread, ``cpu-independent``,
+bitexact flags) so the same frames give the same file on one machine; MP4
+bytes are still never the unit of a digest.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import hashlib
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import FIRST_COMPLETED, wait
 from fractions import Fraction
 from pathlib import Path
+from typing import Any, Protocol
 
 import numpy as np
-from PIL import Image
 
 from ..errors import NanoframesError
-from ..files import atomic_target
+from ..files import atomic_target, write_bytes_atomic
+from .png import decode_png, encode_png
+
+_RECENT = 8  # encoded frames kept for held frames, per process
+
+
+class PngStore(Protocol):
+    """Where encoded frames are also kept (the frame cache): ``determinism.cache``."""
+
+    def put_png(self, key: str, png: bytes, digest: bytes, width: int, height: int) -> None: ...
+
+
+# One frame to write: its index, the file, and its key in the store (or None).
+Target = tuple[int, str, "str | None"]
 
 
 def write_png(frame: np.ndarray, path: Path) -> None:
-    with atomic_target(path, code="output-failed", durable=False) as tmp:
-        Image.fromarray(np.ascontiguousarray(frame), "RGBA").save(tmp, format="PNG",
-                                                                   compress_level=6)
+    write_bytes_atomic(path, encode_png(frame), code="output-failed", durable=False)
 
 
 def read_png_rgba(path: Path) -> np.ndarray:
-    with Image.open(path) as im:
-        return np.asarray(im.convert("RGBA"))
+    return decode_png(Path(path).read_bytes())
+
+
+def write_run(film: Any, targets: Iterable[Target], store: PngStore | None = None
+              ) -> Iterator[int]:
+    """Draw, encode and write each target's frame here; yields each index once written.
+
+    Frames whose rendered document was just drawn reuse its PNG bytes: a held
+    frame costs one file write. With a ``store``, each PNG is also kept there
+    under its key, with the frame digest (SHA-256 of its RGBA).
+    """
+    recent: OrderedDict[bytes, tuple[bytes, bytes]] = OrderedDict()
+    for index, target, key in targets:
+        doc = film.document(index)
+        seen = hashlib.sha256(doc).digest()
+        encoded = recent.get(seen) if film.dedup else None
+        if encoded is None:
+            frame = film.raster(doc)
+            encoded = (encode_png(frame), hashlib.sha256(frame).digest() if store else b"")
+            recent[seen] = encoded
+            if len(recent) > _RECENT:
+                recent.popitem(last=False)
+        else:
+            recent.move_to_end(seen)
+        write_bytes_atomic(target, encoded[0], code="output-failed", durable=False)
+        if store is not None and key is not None:
+            store.put_png(key, encoded[0], encoded[1], film.width, film.height)
+        yield index
+
+
+def _png_task(path: str, root: str | None, dedup: bool, scale: float, targets: list[Target],
+              store: PngStore | None) -> int:
+    from .film import _worker_film
+
+    film = _worker_film(path, root, dedup, scale)
+    return sum(1 for _ in write_run(film, targets, store))
+
+
+def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
+               store: PngStore | None = None) -> Iterator[int]:
+    """Write every target's PNG, here or on ``jobs`` worker processes (each draws,
+    encodes and writes a contiguous run of frames itself); yields how many
+    frames were written at each step, for a progress bar."""
+    if jobs <= 1 or len(targets) < 2:
+        for _ in write_run(film, targets, store):
+            yield 1
+        return
+    from .film import chunks
+    from .workers import worker_pool
+
+    pool = worker_pool(jobs)
+    try:
+        args = (str(film.comp.path), str(film.comp.project_root), film.dedup, film.scale)
+        pending = {pool.submit(_png_task, *args, run, store)
+                   for run in chunks(list(targets), 4 * jobs)}
+        while pending:
+            done, pending = wait(pending, return_when=FIRST_COMPLETED)
+            for future in done:
+                yield future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def over_black(frame: np.ndarray) -> np.ndarray:

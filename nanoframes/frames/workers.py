@@ -44,10 +44,32 @@ def pool_context():
     return multiprocessing.get_context(method)
 
 
+def available_cpus() -> int:
+    """The CPUs this process may run on (its affinity mask, e.g. under ``taskset``
+    or a container's cpuset), not every CPU of the machine."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # not on Linux
+        return max(1, os.cpu_count() or 1)
+
+
+# How many processes like this one share the CPUs (an xdist worker: the worker
+# count); set by whoever started it with ``share_cpus``.
+_sharing = 1
+
+
+def share_cpus(processes: int) -> None:
+    """Say that ``processes`` processes like this one draw at once (pytest-xdist's
+    workers): each then pipelines only with two CPUs of its own."""
+    global _sharing
+    _sharing = max(1, int(processes))
+
+
 def spare_threads(jobs: int) -> bool:
     """Each of ``jobs`` workers may pipeline (3 threads, about 1.5 CPUs) when the
-    machine has at least two CPUs per worker; otherwise the pool alone fills them."""
-    return (os.cpu_count() or 1) >= 2 * jobs
+    machine has at least two CPUs per worker; otherwise the pool alone fills them.
+    ``spare_threads(1)`` is whether this process's own ``Film.digests`` pipelines."""
+    return available_cpus() >= 2 * jobs * _sharing
 
 
 def _new_pool(jobs: int, root: Path | None, pipeline: bool | None = None

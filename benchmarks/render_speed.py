@@ -1,0 +1,155 @@
+"""How fast ``nanoframes render -o DIR`` writes a long film, as ratios from one run.
+
+The film: ``examples/master-demo.nf.svg`` (180 frames, 30 fps, held scenes)
+drawn at 960x540 (a ``viewBox`` keeps its 640x360 layout), built in a
+temporary directory with its assets. Each figure is the best of ``--repeat``
+runs of the command in a fresh process, wall clock:
+
+1. workers: ``-j 2 --no-cache`` against ``-j 1 --no-cache`` (target >= 1.8x):
+   each worker draws, encodes and writes its own files.
+2. cold cache: a first run with the frame cache on (an empty cache directory)
+   against ``--no-cache``, both ``-j 2`` (target <= 1.15).
+3. warm cache: a second run against the cold one (target >= 3x faster): the
+   cache keeps PNG bytes, so a warm run copies files and encodes nothing.
+
+It also prints the encoder table the PNG writer was chosen from (a few frames
+of the same film): Pillow's levels against filter "Sub" + deflate level 1 by
+zlib and by ISA-L (``nanoframes/frames/png.py``).
+
+Usage: python benchmarks/render_speed.py [--repeat 3] [--jobs 2] [--no-encoders]
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import re
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zlib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+DEMO = ROOT / "examples" / "master-demo.nf.svg"
+
+
+def build_film(tmp: Path) -> Path:
+    shutil.copytree(ROOT / "examples" / "assets", tmp / "assets")
+    text = DEMO.read_text(encoding="utf-8")
+    text, n = re.subn(r'data-width="640" data-height="360"',
+                      'data-width="960" data-height="540" viewBox="0 0 640 360"', text, count=1)
+    assert n == 1, "master-demo's canvas moved: update the benchmark"
+    path = tmp / "long-demo.nf.svg"
+    path.write_text(text, encoding="utf-8")
+    (tmp / "pyproject.toml").write_text("[tool.nanoframes]\n")
+    return path
+
+
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+CPU: dict[tuple[int, str], float] = {}  # (jobs, kind) -> least CPU seconds seen
+
+
+def render(film: Path, out: Path, jobs: int, cache: Path | None, kind: str = "") -> float:
+    env = dict(os.environ)
+    args = [sys.executable, "-m", "nanoframes", "render", str(film), "-o", str(out),
+            "-j", str(jobs)]
+    if cache is None:
+        args.append("--no-cache")
+    else:
+        env["NANOFRAMES_CACHE_DIR"] = str(cache)
+    shutil.rmtree(out, ignore_errors=True)
+    cpu, start = _children_cpu(), time.perf_counter()
+    subprocess.run(args, check=True, env=env, stdout=subprocess.DEVNULL, cwd=film.parent)
+    took = time.perf_counter() - start
+    used = _children_cpu() - cpu
+    CPU[jobs, kind] = min(CPU.get((jobs, kind), float("inf")), used)
+    return took
+
+
+def encoders(film_path: Path) -> None:
+    import numpy as np
+    from PIL import Image
+
+    from nanoframes.frames import png
+    from nanoframes.frames.film import Film
+
+    film = Film.open(film_path)
+    frames = [film.raster(film.document(i)).copy() for i in (10, 60, 100, 150)]
+
+    def pillow(level: int):
+        def enc(f: np.ndarray) -> bytes:
+            buf = io.BytesIO()
+            Image.fromarray(f, "RGBA").save(buf, format="PNG", compress_level=level)
+            return buf.getvalue()
+        return enc
+
+    def sub(compress):
+        return lambda f: compress(png.sub_filtered(f).tobytes(), 1)
+
+    rows = [(f"Pillow compress_level={lv}", pillow(lv)) for lv in (1, 6, 9)]
+    rows.append(("filter Sub + zlib level 1", sub(zlib.compress)))
+    if png.ENCODER == "isal":
+        from isal import isal_zlib
+        rows.append(("filter Sub + ISA-L level 1 (chosen)", sub(isal_zlib.compress)))
+    print(f"encoders, {frames[0].shape[1]}x{frames[0].shape[0]}, mean of {len(frames)} frames")
+    print(f"  {'encoder':<38}{'ms/frame':>9}{'KiB':>7}")
+    for name, enc in rows:
+        start = time.perf_counter()
+        sizes = [len(enc(f)) for f in frames]
+        ms = (time.perf_counter() - start) / len(frames) * 1000
+        print(f"  {name:<38}{ms:>9.1f}{sum(sizes) / len(sizes) / 1024:>7.0f}")
+    for f in frames:  # lossless, whatever the table says
+        assert np.array_equal(png.decode_png(png.encode_png(f)), f)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--no-encoders", action="store_true")
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory(prefix="nf-render-speed-") as raw:
+        tmp = Path(raw)
+        film = build_film(tmp)
+        out = tmp / "out"
+        if not args.no_encoders:
+            encoders(film)
+        render(film, out, 1, None)  # warm the page cache and the font book's files
+        serial = workers = cold = warm = float("inf")
+        for n in range(args.repeat):
+            serial = min(serial, render(film, out, 1, None, "none"))
+            workers = min(workers, render(film, out, args.jobs, None, "none"))
+            cache = tmp / f"cache-{n}"
+            cold = min(cold, render(film, out, args.jobs, cache, "cold"))
+            warm = min(warm, render(film, out, args.jobs, cache, "warm"))
+        frames = len(list(out.glob("*.png")))
+        print(f"film: 960x540, {frames} frames; best of {args.repeat}; "
+              f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+        j = args.jobs
+        print("  wall clock (CPU time of all its processes)")
+        print(f"  -j 1 --no-cache          {serial:6.2f} s ({CPU[1, 'none']:.2f} s)")
+        print(f"  -j {j} --no-cache          {workers:6.2f} s ({CPU[j, 'none']:.2f} s)")
+        print(f"  -j {j}, cold cache         {cold:6.2f} s ({CPU[j, 'cold']:.2f} s)")
+        print(f"  -j {j}, warm cache         {warm:6.2f} s ({CPU[j, 'warm']:.2f} s)")
+        # -j 1 is one thread: its CPU time is its wall time on an idle machine; -j N
+        # spread perfectly over N idle CPUs takes its CPU time / N
+        print(f"  in CPU time: -j 1 {CPU[1, 'none']:.2f} s against -j {j} {CPU[j, 'none']:.2f} s "
+              f"over {j} CPUs: {CPU[1, 'none'] / (CPU[j, 'none'] / j):.2f}x on idle CPUs")
+        print(f"workers:    -j {args.jobs} is {serial / workers:.2f}x faster than -j 1 "
+              "(target >= 1.8x)")
+        print(f"cold cache: {cold / workers:.2f} x --no-cache (target <= 1.15)")
+        print(f"warm cache: {cold / warm:.2f}x faster than cold (target >= 3x)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,70 @@
+"""PNG encoding of a frame: lossless, straight RGBA, fast.
+
+The encoder was chosen by measurement (``benchmarks/render_speed.py`` prints
+the table): each row gets PNG filter 1 ("Sub", the byte four places to the
+left subtracted, vectorised with NumPy) and the rows are deflated at level 1 by
+ISA-L (the ``isal`` package), falling back to the standard library's zlib at
+level 1 where ``isal`` is not installed. On a 960x540 frame that is about 6 ms
+against 35 ms for Pillow at level 1 and 87 ms at its default level 6, for
+files about 20 % larger than level 6's.
+
+A deflate stream is deterministic for a fixed library version and level, so a
+run writes the same PNG bytes every time on one installation. The PNG bytes are
+still never the unit of a digest: the decoded RGBA is, and it is exactly the
+frame's (SHA-256 of a PNG's decoded RGBA is the frame digest).
+"""
+
+from __future__ import annotations
+
+import struct
+import zlib
+
+import numpy as np
+
+try:  # ISA-L's deflate: several times faster than zlib at the same ratio
+    from isal import isal_zlib as _deflate_lib
+
+    ENCODER = "isal"
+except ImportError:  # pragma: no cover - isal is a dependency; zlib keeps it working
+    _deflate_lib = zlib
+    ENCODER = "zlib"
+
+LEVEL = 1
+SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _chunk(kind: bytes, data: bytes) -> bytes:
+    return (struct.pack(">I", len(data)) + kind + data
+            + struct.pack(">I", zlib.crc32(data, zlib.crc32(kind)) & 0xFFFFFFFF))
+
+
+def sub_filtered(frame: np.ndarray) -> np.ndarray:
+    """The rows of a PNG's image data: filter byte 1 ("Sub"), then each byte minus
+    the byte of the pixel to its left (modulo 256)."""
+    height, width = frame.shape[:2]
+    flat = np.ascontiguousarray(frame).reshape(height, width * 4)
+    rows = np.empty((height, 1 + width * 4), dtype=np.uint8)
+    rows[:, 0] = 1
+    rows[:, 1:5] = flat[:, :4]
+    np.subtract(flat[:, 4:], flat[:, :-4], out=rows[:, 5:])
+    return rows
+
+
+def encode_png(frame: np.ndarray) -> bytes:
+    """The PNG file of a straight RGBA frame (uint8, height x width x 4)."""
+    if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 4:
+        raise TypeError(f"a frame is uint8 RGBA (h, w, 4), got {frame.dtype} {frame.shape}")
+    height, width = frame.shape[:2]
+    header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA
+    data = _deflate_lib.compress(sub_filtered(frame).tobytes(), LEVEL)
+    return SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", data) + _chunk(b"IEND", b"")
+
+
+def decode_png(data: bytes) -> np.ndarray:
+    """The straight RGBA of a PNG file (Pillow decodes it: any PNG, not only ours)."""
+    import io
+
+    from PIL import Image
+
+    with Image.open(io.BytesIO(data)) as im:
+        return np.asarray(im.convert("RGBA"))

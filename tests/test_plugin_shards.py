@@ -1,0 +1,56 @@
+"""A check split into shards across machines with pytest-split (``--splits N
+--group K``): together the shards run every composition once, and each shard's
+verdicts are the unsplit run's. (Joining the partial ledgers that recording
+shards write is ``nanoframes ledger merge``'s job, tested with that command.)"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+COMPOSITION = """\
+<svg xmlns="http://www.w3.org/2000/svg" data-width="40" data-height="24"
+     data-fps="4" data-duration="1">
+  <rect id="box" x="0" y="0" width="10" height="10" fill="{fill}"/>
+  <script type="application/nanoframes+json">
+    {{"animations": [{{"target": "#box",
+      "keyframes": [{{"t": 0, "x": 0}}, {{"t": 1, "x": 30}}]}}]}}
+  </script>
+</svg>
+"""
+NAMES = ("a", "b", "c", "d", "e")
+
+
+def verdicts(pytester: pytest.Pytester, report: str) -> dict[str, tuple]:
+    data = json.loads((pytester.path / report).read_text())
+    return {v["key"]: (v["verdict"], v["outcome"], v["digest"]) for v in data["verdicts"]}
+
+
+@pytest.mark.parametrize("splits", [2, 3])
+def test_shards_cover_every_composition_with_the_unsplit_verdicts(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, splits: int) -> None:
+    monkeypatch.delenv("EXCUSED_COMPOSITIONS", raising=False)
+    pytester.makefile(".toml", pyproject='[tool.nanoframes]\nledger = "digests.json"\n'
+                      '[tool.pytest.ini_options]\naddopts = "-p no:cacheprovider"\n')
+    for n, name in enumerate(NAMES):
+        (pytester.path / f"{name}.nf.svg").write_text(COMPOSITION.format(fill=f"#{n}0a0{n}0"))
+    pytester.runpytest_subprocess("--nf-record").assert_outcomes(passed=len(NAMES))
+    # one composition edited since: a CHANGED verdict to carry across, not only matches
+    (pytester.path / "c.nf.svg").write_text(COMPOSITION.format(fill="#123456"))
+
+    whole = pytester.runpytest_subprocess("--nf-check", "--nf-report", "whole.json")
+    assert whole.ret == 0, whole.stdout.str()
+    unsplit = verdicts(pytester, "whole.json")
+    assert unsplit["c.nf.svg"][0] == "changed" and len(unsplit) == len(NAMES)
+
+    seen: list[str] = []
+    for group in range(1, splits + 1):
+        report = f"shard-{group}.json"
+        shard = pytester.runpytest_subprocess("--nf-check", "--splits", str(splits),
+                                              "--group", str(group), "--nf-report", report)
+        assert shard.ret == 0, shard.stdout.str()
+        got = verdicts(pytester, report)
+        assert got and all(got[key] == unsplit[key] for key in got), (group, got)
+        seen += got
+    assert sorted(seen) == sorted(unsplit)  # every composition, each in exactly one shard

@@ -1,0 +1,107 @@
+"""``render -o DIR``: lossless PNGs written by whoever drew them, held frames not
+encoded again, and a warm cache that copies PNG bytes instead of encoding."""
+
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from nanoframes.cli import main
+from nanoframes.determinism.cache import FrameCache, cached_pngs
+from nanoframes.frames import output
+from nanoframes.frames.film import Film
+from nanoframes.frames.png import decode_png, encode_png
+
+# 12 frames: the dot moves for 6, then holds; the bar fades in over the last 3
+# (so a hold, then changes again): held frames in the middle of the film.
+FILM = """\
+<svg xmlns="http://www.w3.org/2000/svg" data-width="64" data-height="40"
+     data-fps="12" data-duration="1">
+  <rect width="64" height="40" fill="#102030"/>
+  <circle id="dot" cx="6" cy="20" r="5" fill="#ff8800"/>
+  <rect id="bar" x="4" y="32" width="56" height="4" fill="#33ccff" opacity="0"/>
+  <script type="application/nanoframes+json">
+    {"animations": [
+      {"target": "#dot", "keyframes": [{"t": 0, "cx": 6}, {"t": 0.5, "cx": 58}]},
+      {"target": "#bar", "keyframes": [{"t": 0.75, "opacity": 0}, {"t": 0.95, "opacity": 1}]}
+    ]}
+  </script>
+</svg>
+"""
+
+
+@pytest.fixture()
+def comp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv("NANOFRAMES_CACHE_DIR", str(tmp_path / "cache"))
+    (tmp_path / "pyproject.toml").write_text("[tool.nanoframes]\n")
+    path = tmp_path / "film.nf.svg"
+    path.write_text(FILM)
+    return path
+
+
+def decoded_digests(directory: Path) -> list[str]:
+    files = sorted(directory.glob("*.png"))
+    return [hashlib.sha256(decode_png(f.read_bytes()).tobytes()).hexdigest() for f in files]
+
+
+def test_the_encoder_is_lossless_on_every_byte_value() -> None:
+    rng = np.random.default_rng(7)
+    for shape in ((1, 1, 4), (3, 5, 4), (37, 61, 4)):
+        frame = rng.integers(0, 256, size=shape, dtype=np.uint8)
+        assert np.array_equal(decode_png(encode_png(frame)), frame)
+    assert encode_png(frame) == encode_png(frame.copy())  # same bytes every time
+
+
+@pytest.mark.parametrize("args", [["-j", "1", "--no-cache"], ["-j", "2", "--no-cache"],
+                                  ["-j", "2"], ["-j", "1"]])
+def test_every_png_decodes_to_the_frame_digest(comp: Path, tmp_path: Path,
+                                               args: list[str]) -> None:
+    expected = Film.open(comp, comp.parent).digests()
+    assert len(set(expected)) < len(expected)  # the film holds frames
+    for run in ("first", "second"):  # with the cache: cold, then warm
+        out = tmp_path / f"out-{run}"
+        assert main(["render", str(comp), "-o", str(out), *args]) == 0
+        assert decoded_digests(out) == expected, (args, run)
+
+
+def test_held_frames_are_not_encoded_again(comp: Path, tmp_path: Path,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    encoded: list[int] = []
+
+    def counting(frame: np.ndarray) -> bytes:
+        encoded.append(1)
+        return encode_png(frame)
+
+    monkeypatch.setattr(output, "encode_png", counting)
+    film = Film.open(comp, comp.parent)
+    files = [(i, tmp_path / f"{i:05d}.png") for i in range(film.comp.frame_count)]
+    assert sum(cached_pngs(film, files)) == len(files)
+    distinct = len(set(Film.open(comp, comp.parent).digests()))
+    assert film.rasterized == len(encoded) == distinct < len(files)
+    # a held frame's file holds the same bytes, in a file of its own
+    a, b = files[7][1], files[8][1]
+    assert a.read_bytes() == b.read_bytes() and a.stat().st_ino != b.stat().st_ino
+    assert a.stat().st_nlink == 1
+
+
+def test_a_warm_cache_copies_pngs_and_encodes_nothing(comp: Path, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    film = Film.open(comp, comp.parent)
+    cold = [(i, tmp_path / "cold" / f"{i}.png") for i in range(film.comp.frame_count)]
+    (tmp_path / "cold").mkdir()
+    cache = FrameCache()
+    assert sum(cached_pngs(film, cold, cache=cache)) == len(cold)
+    assert cache.written == len(cold)
+
+    monkeypatch.setattr(output, "encode_png", lambda frame: pytest.fail("encoded"))
+    warm_film = Film.open(comp, comp.parent)
+    warm = [(i, tmp_path / "warm" / f"{i}.png") for i in range(film.comp.frame_count)]
+    (tmp_path / "warm").mkdir()
+    again = FrameCache()
+    assert sum(cached_pngs(warm_film, warm, cache=again)) == len(warm)
+    assert again.hits == len(warm) and again.written == 0 and warm_film.rasterized == 0
+    for (_, c), (_, w) in zip(cold, warm):
+        assert c.read_bytes() == w.read_bytes()
