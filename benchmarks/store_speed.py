@@ -5,8 +5,8 @@ Each round records the examples into a fresh ledger, once with an empty store
 (every distinct frame encoded and written) and once with ``--no-store``; the
 order alternates between rounds and the best of each is kept. Target: store on
 costs at most 1.5x store off. Also prints, for the PNG encoder, what Pillow's
-zlib levels cost on the examples' distinct frames (time and bytes), the
-measurement behind ``store.PNG_LEVEL``.
+zlib levels cost on the examples' distinct frames (time and bytes), against
+the encoder the store and ``render`` share (``frames/png.py``).
 
 Usage: python benchmarks/store_speed.py [--jobs N] [--repeat 2] [--levels]
 Timings are wall clock (the load average is printed beside them); no test
@@ -68,7 +68,8 @@ def _levels(project: Path) -> None:
     start = time.perf_counter()
     size = sum(len(encode_png(rgba)) for rgba in frames)
     took = time.perf_counter() - start
-    print(f"  store.encode_png (unfiltered, zlib level 1): {took:6.2f} s  {size / 1e6:7.1f} MB")
+    print(f"  frames.png.encode_png (Sub filter, ISA-L level 1): {took:6.2f} s  "
+          f"{size / 1e6:7.1f} MB")
 
 
 def main() -> int:

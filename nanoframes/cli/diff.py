@@ -8,9 +8,6 @@ import sys
 from pathlib import Path
 
 from ..files import write_bytes_atomic
-from ..frames.compare import amplify_diff, compare
-from ..frames.digest import frame_digest
-from ..frames.store import decode_png, encode_png
 
 
 def register(sub) -> None:
@@ -27,6 +24,8 @@ def register(sub) -> None:
 
 
 def _read(path: Path):
+    from ..frames.png import decode_png
+
     try:
         return decode_png(path)
     except Exception as exc:  # noqa: BLE001 - any unreadable image: one line, exit 2
@@ -36,6 +35,11 @@ def _read(path: Path):
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at the top: building the command line loads no NumPy
+    from ..frames.compare import amplify_diff, compare
+    from ..frames.digest import frame_digest
+    from ..frames.png import encode_png
+
     a, b = _read(args.a), _read(args.b)
     if a is None or b is None:
         return 2

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..config import Config
-from ..determinism.sweep import SweepResult
-from ..determinism.verdict import Verdict
-from ..evidence.check import EvidenceOptions, evidence_for_check
 from .store import store_path
+
+if TYPE_CHECKING:
+    from ..config import Config
+    from ..determinism.sweep import SweepResult
+    from ..determinism.verdict import Verdict
 
 
 def add_evidence_args(p: argparse.ArgumentParser) -> None:
@@ -25,6 +27,8 @@ def add_evidence_args(p: argparse.ArgumentParser) -> None:
 
 def gather_sweep(sweep: SweepResult, config: Config, args: argparse.Namespace
                  ) -> tuple[list[Verdict], list[dict]]:
+    from ..evidence.check import EvidenceOptions, evidence_for_check
+
     options = EvidenceOptions(
         store=store_path(args, config),
         artifacts=args.artifacts.absolute() if args.artifacts else None,

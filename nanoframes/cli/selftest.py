@@ -12,7 +12,6 @@ from pathlib import Path
 
 from ..config import find_project_root, load_config
 from ..determinism.selftest import CompositionSelftest, result_json, run
-from ..determinism.sweep import collect
 from ..determinism.variations import DEFAULT_PER_FRAME, VARIATIONS
 
 
@@ -34,6 +33,8 @@ def register_selftest_args(parser) -> None:
 
 def run_selftest_cli(args) -> int:
     """``nanoframes digest --selftest [PATH...] [--all] [--samples N] [--json]``."""
+    from ..determinism.sweep import collect  # the renderer: only when the self-test runs
+
     if getattr(args, "check", False) or getattr(args, "record", False):
         print("nanoframes digest: --selftest cannot be combined with --check or --record",
               file=sys.stderr)

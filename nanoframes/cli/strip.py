@@ -7,10 +7,7 @@ from pathlib import Path
 
 from ..config import find_project_root
 from ..errors import NanoframesError
-from ..evidence.sheet import contact_sheet
 from ..files import write_bytes_atomic
-from ..frames.film import Film
-from ..frames.store import encode_png
 
 
 def register(sub) -> None:
@@ -51,6 +48,11 @@ def parse_frames(text: str, count: int, path: Path) -> list[int]:
 
 
 def run(args: argparse.Namespace) -> int:
+    # imported here, not at the top: building the command line imports no renderer
+    from ..evidence.sheet import contact_sheet
+    from ..frames.film import Film
+    from ..frames.png import encode_png
+
     film = Film.open(args.comp, find_project_root(args.comp.parent))
     count = film.comp.frame_count
     if args.frames:

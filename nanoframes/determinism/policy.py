@@ -23,7 +23,6 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NanoframesError
-from ..frames.compare import FilmEvidence
 from .ledger import Entry, Ledger, is_test_key
 from .verdict import Kind, Reading, Verdict, judge
 
@@ -142,6 +141,8 @@ def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str
 
 
 def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
+    from ..frames.compare import FilmEvidence  # NumPy: only when evidence travels
+
     return Verdict(
         key=data["key"], kind=Kind(data["verdict"]), reasons=tuple(data["reasons"]),
         excused=data["excused"], digest=data["digest"],

@@ -13,14 +13,17 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
 
 from ..config import Config, relative_key
 from ..errors import NanoframesError
-from ..frames.compare import FilmEvidence
 from ..frames.digest import SHORT
 from ..model.svg import composition_stem
 from .identity import ALL_PARTS
 from .ledger import Entry
+
+if TYPE_CHECKING:  # NumPy: loaded where frames are compared, not to judge digests
+    from ..frames.compare import FilmEvidence
 
 EXCUSED_ENV = "EXCUSED_COMPOSITIONS"
 MAX_LISTED_FRAMES = 10

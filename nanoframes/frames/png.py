@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import struct
 import zlib
+from pathlib import Path
 
 import numpy as np
 
@@ -60,11 +61,14 @@ def encode_png(frame: np.ndarray) -> bytes:
     return SIGNATURE + _chunk(b"IHDR", header) + _chunk(b"IDAT", data) + _chunk(b"IEND", b"")
 
 
-def decode_png(data: bytes) -> np.ndarray:
-    """The straight RGBA of a PNG file (Pillow decodes it: any PNG, not only ours)."""
+def decode_png(data: bytes | Path) -> np.ndarray:
+    """The straight RGBA of a PNG (bytes or a path; Pillow decodes it: any PNG, not
+    only ours). Raises on anything unreadable."""
     import io
 
     from PIL import Image
 
-    with Image.open(io.BytesIO(data)) as im:
-        return np.asarray(im.convert("RGBA"))
+    source = io.BytesIO(data) if isinstance(data, bytes) else data
+    with Image.open(source) as im:
+        im.load()
+        return np.ascontiguousarray(np.asarray(im.convert("RGBA")))

@@ -16,28 +16,23 @@ lookup by a recorded (short) digest finds the entry by prefix.
 
 from __future__ import annotations
 
-import io
 import os
-import struct
 import sys
 import tarfile
-import zlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
 from ..files import atomic_target, write_bytes_atomic
 from .digest import SHORT, frame_digest
 
+if TYPE_CHECKING:
+    import numpy as np
+
 ENV = "NANOFRAMES_STORE"
 DEFAULT = ".nanoframes/store"
-# zlib level 1: fast, and the store is a cache of evidence, not an archive
-# (benchmarks/store_speed.py --levels compares it with Pillow's levels).
-PNG_LEVEL = 1
-_PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 _HEX = frozenset("0123456789abcdef")
 
 Warn = Callable[[str], None]
@@ -48,36 +43,19 @@ def warn_stderr(message: str) -> None:
 
 
 def encode_png(rgba: np.ndarray) -> bytes:
-    """Lossless PNG bytes of a straight RGBA frame (8 bits per channel, no interlace).
+    """Lossless PNG bytes of a straight RGBA frame: ``frames.png``'s encoder (the
+    one ``render`` writes with), imported on first use so that the store's
+    command line loads no NumPy."""
+    from .png import encode_png as encode
 
-    Written here rather than through Pillow: rows unfiltered (filter type 0)
-    and deflated at zlib level 1 encode about three times faster than Pillow's
-    adaptive filtering at its level 1, and come out smaller on flat-coloured
-    frames (benchmarks/store_speed.py --levels). zlib releases the GIL, so this
-    runs beside the drawing and hashing threads. Any PNG reader decodes it.
-    """
-    rgba = np.ascontiguousarray(rgba, dtype=np.uint8)
-    h, w = rgba.shape[:2]
-    raw = np.zeros((h, w * 4 + 1), dtype=np.uint8)  # a leading 0 per row: no filter
-    raw[:, 1:] = rgba.reshape(h, w * 4)
-    header = struct.pack(">IIBBBBB", w, h, 8, 6, 0, 0, 0)  # 8-bit RGBA
-    return (_PNG_SIGNATURE + _chunk(b"IHDR", header)
-            + _chunk(b"IDAT", zlib.compress(raw, PNG_LEVEL)) + _chunk(b"IEND", b""))
-
-
-def _chunk(kind: bytes, data: bytes) -> bytes:
-    return (struct.pack(">I", len(data)) + kind + data
-            + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF))
+    return encode(rgba)
 
 
 def decode_png(data: bytes | Path) -> np.ndarray:
     """Straight RGBA of a PNG (bytes or a path). Raises on anything unreadable."""
-    from PIL import Image
+    from .png import decode_png as decode
 
-    source = io.BytesIO(data) if isinstance(data, bytes) else data
-    with Image.open(source) as im:
-        im.load()
-        return np.ascontiguousarray(np.asarray(im.convert("RGBA")))
+    return decode(data)
 
 
 def is_digest(name: str) -> bool:
