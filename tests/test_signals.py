@@ -34,8 +34,9 @@ pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
 NS = "http://www.w3.org/2000/svg"
 RUNS = int(os.environ.get("NF_SIGNAL_RUNS", "10"))
 EXE = shutil.which("nanoframes", path=str(Path(sys.executable).parent)) or "nanoframes"
-# A random moment: from the handlers installed to past a typical run's end.
-EARLIEST_S, LATEST_S = 0.0, 2.0
+# A random moment: from the handlers installed to 90% of the way through the same
+# command run once without a signal (so a fast machine still interrupts real work).
+SHARE_OF_A_RUN = 0.9
 
 
 def _composition(path: Path, seconds: int = 4) -> Path:
@@ -225,10 +226,23 @@ def _interrupt_once(root: Path, args: list[str], sig: int, delay: float) -> list
     return problems
 
 
+def _run_length(root: Path, args: list[str]) -> float:
+    """Seconds from the handlers installed to the exit of one uninterrupted run."""
+    env = dict(os.environ, NANOFRAMES_CACHE_DIR=str(root / "cache"))
+    proc = subprocess.Popen([EXE, *args], cwd=root, env=env, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE, start_new_session=True)
+    assert _wait_for_handlers(proc), "never installed a SIGTERM handler"
+    start = time.monotonic()
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 0, err
+    return time.monotonic() - start
+
+
 @pytest.mark.parametrize("command", sorted(COMMANDS))
 def test_interrupted_at_random_moments(tmp_path: Path, command: str) -> None:
     rng = random.Random(f"{command}-{os.getpid()}")
-    plan = [(sig, rng.uniform(EARLIEST_S, LATEST_S))
+    latest = SHARE_OF_A_RUN * _run_length(_project(tmp_path / "calibration"), COMMANDS[command])
+    plan = [(sig, rng.uniform(0.0, latest))
             for _ in range(RUNS) for sig in (signal.SIGINT, signal.SIGTERM)]
     roots = [_project(tmp_path / f"p{n}") for n in range(len(plan))]
     with ThreadPoolExecutor(4) as ex:
