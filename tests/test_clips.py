@@ -12,6 +12,7 @@ import pytest
 
 from nanoframes.bake.baker import Baker
 from nanoframes.bake.clips import Clip, _decode, _frame_rgba, decoder_parts
+from nanoframes.bake.timing import Timing
 from nanoframes.config import load_config
 from nanoframes.determinism.identity import TOOLCHAIN_PARTS, VIDEO_PARTS
 from nanoframes.determinism.ledger import Entry
@@ -64,8 +65,7 @@ def test_decoded_frames_and_times() -> None:
 
 
 def clip(**kw) -> Clip:
-    base = dict(href="orbit.mp4", decoded=decoded(), start=0.0, in_=0.0, speed=1.0, loop=False)
-    return Clip(**{**base, **kw})
+    return Clip("orbit.mp4", decoded(), Timing(**kw))
 
 
 def test_time_mapping_holds_and_loops() -> None:

@@ -10,6 +10,7 @@ import pytest
 
 from nanoframes.bake.baker import Baker
 from nanoframes.bake.nested import MAX_NESTING, child_time, children
+from nanoframes.bake.timing import Timing
 from nanoframes.determinism.reading import source_extras
 from nanoframes.errors import NanoframesError
 from nanoframes.frames.film import Film
@@ -115,10 +116,10 @@ def test_time_mapping(project: Path, attrs: str, t: float, x: float) -> None:
 
 def test_child_time_wraps_and_clamps() -> None:
     child = parse_child()
-    assert child_time(child, 5.0, 0.0, 0.0, 1.0, loop=False) == pytest.approx(0.9)
-    assert child_time(child, -1.0, 0.0, 0.0, 1.0, loop=False) == 0.0
-    assert child_time(child, 2.25, 0.0, 0.0, 1.0, loop=True) == pytest.approx(0.25)
-    assert child_time(child, -0.25, 0.0, 0.0, 1.0, loop=True) == pytest.approx(0.75)
+    assert child_time(child, 5.0, Timing()) == pytest.approx(0.9)
+    assert child_time(child, -1.0, Timing()) == 0.0
+    assert child_time(child, 2.25, Timing(loop=True)) == pytest.approx(0.25)
+    assert child_time(child, -0.25, Timing(loop=True)) == pytest.approx(0.75)
 
 
 def parse_child():

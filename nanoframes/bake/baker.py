@@ -92,7 +92,7 @@ class Baker:
                     continue
                 if is_clip_href(href):  # clips.py: decoded once, a frame per instant
                     self.images[i] = load_clip(el, href, comp.directory, comp.project_root,
-                                               comp.path, self._number(el))
+                                               comp.path)
                     continue
                 self.images[i] = load_image(href, comp.directory, comp.project_root, comp.path,
                                             el.sourceline)
@@ -116,12 +116,6 @@ class Baker:
             for el in els]
         self.index: int | None = None
         self.t: float | None = None
-
-    def _number(self, el):
-        """A reader of ``el``'s numeric directives (a bad number is an error)."""
-        def number(name: str, default: float) -> float:
-            return read_number(el, name, default, strict=True, file=self.comp.path)
-        return number
 
     def uses_video(self) -> bool:
         """Whether this film draws a video clip (its own, or a nested composition's)."""

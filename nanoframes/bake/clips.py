@@ -30,13 +30,13 @@ import numpy as np
 
 from ..errors import NanoframesError
 from .media import resolve_reference
+from .timing import Timing, read_timing
 
 CLIP_SUFFIXES = (".mp4", ".webm", ".mov")
 MAX_CLIP_BYTES = 64 * 1024 * 1024
 MAX_CLIP_SIDE = 4096
 MAX_CLIP_FRAMES = 3600
 MAX_CLIP_PIXELS = 256 * 1024 * 1024  # all decoded frames together
-_FALSEY = frozenset(("false", "0", "no", "off"))
 # YUV -> RGB in 8.8 fixed point: (Y gain, V->R, U->G, V->G, U->B) and Y/UV offsets.
 _MATRICES = {
     ("bt601", False): (298, 409, 100, 208, 516, 16),
@@ -71,10 +71,7 @@ class Clip:
 
     href: str
     decoded: Decoded
-    start: float
-    in_: float
-    speed: float
-    loop: bool
+    timing: Timing
 
     @property
     def path(self) -> Path:
@@ -94,9 +91,9 @@ class Clip:
 
     def frame_at(self, t: float) -> int:
         """The index of the clip frame shown at film time ``t``."""
-        d = self.decoded
-        st = Fraction(self.in_) + (Fraction(t) - Fraction(self.start)) * Fraction(self.speed)
-        if self.loop and d.length > 0:
+        d, at = self.decoded, self.timing
+        st = Fraction(at.in_) + (Fraction(t) - Fraction(at.start)) * Fraction(at.speed)
+        if at.loop and d.length > 0:
             st %= d.length
         return max(0, bisect_right(d.times, st) - 1)
 
@@ -205,11 +202,9 @@ def _decode(path: Path, mtime_ns: int, size: int) -> Decoded | tuple[str, str]:
     return Decoded(path, sha, w, h, tuple(times), times[-1] + step, tuple(uris))
 
 
-def load_clip(el, href: str, comp_dir: Path, project_root: Path, file: Path,
-              number) -> Clip:
+def load_clip(el, href: str, comp_dir: Path, project_root: Path, file: Path) -> Clip:
     """Resolve (sandboxed like images), decode (once per file version) and read the
-    time mapping of one clip ``<image>``. ``number(name, default)`` reads a numeric
-    directive (a bad number is an error)."""
+    time mapping of one clip ``<image>``."""
     line = el.sourceline
     path = resolve_reference(href, comp_dir, project_root, file, line)
     try:
@@ -220,10 +215,7 @@ def load_clip(el, href: str, comp_dir: Path, project_root: Path, file: Path,
                               file, line) from None
     if isinstance(found, tuple):
         raise NanoframesError(found[0], found[1].format(href=repr(href)), file, line)
-    loop = el.get("data-loop")
-    return Clip(href, found, number("data-start", 0.0), number("data-in", 0.0),
-                number("data-speed", 1.0),
-                loop is not None and loop.strip().lower() not in _FALSEY)
+    return Clip(href, found, read_timing(el, file))
 
 
 def _loaded_library(stem: str) -> str | None:

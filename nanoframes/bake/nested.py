@@ -31,6 +31,7 @@ from ..model.limits import MAX_ELEMENTS
 from ..model.svg import SVG_NS, XLINK_HREF, href_of, is_drawn, local_name, read_number
 from ..model.timeline import fmt
 from .media import is_composition_href, resolve_reference
+from .timing import Timing, read_timing
 
 if TYPE_CHECKING:
     from .baker import Baker
@@ -45,7 +46,6 @@ _VIEWPORT_ATTRS = frozenset((
     "transform", "class", "baseProfile",
 ))
 _URL_REF = re.compile(r"url\(\s*(['\"]?)#")
-_FALSEY = frozenset(("false", "0", "no", "off"))
 _XML_PARSER = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
                               huge_tree=True)  # our own output: data: images may be large
 
@@ -126,19 +126,12 @@ def children(comp: Composition) -> list[Path]:
 
 # --- time and placement ------------------------------------------------------------
 
-def is_loop(el) -> bool:
-    """``data-loop`` present (any value but false/0/no/off) means wrap."""
-    raw = el.get("data-loop")
-    return raw is not None and raw.strip().lower() not in _FALSEY
-
-
-def child_time(child: Composition, t: float, start: float, in_: float, speed: float,
-               loop: bool) -> float:
+def child_time(child: Composition, t: float, at: Timing) -> float:
     """``in + (t - start) x speed``, wrapped modulo the child's film length when looping,
     else clamped to the child's first and last frame times."""
-    ct = in_ + (t - start) * speed
+    ct = at.in_ + (t - at.start) * at.speed
     last = child.time_of(child.frame_count - 1)
-    if loop:
+    if at.loop:
         period = float(child.frame_count / child.fps)  # N/fps: seamless for a loop
         ct = ct % period
         return ct if ct < period else 0.0  # -1e-17 % p == p in floats
@@ -231,10 +224,7 @@ class NestedImage:
     href: str
     film: ChildFilm
     prefix: str
-    start: float
-    in_: float
-    speed: float
-    loop: bool
+    timing: Timing
 
     @property
     def path(self) -> Path:
@@ -245,7 +235,7 @@ class NestedImage:
         return self.film.baker
 
     def time(self, t: float) -> float:
-        return child_time(self.film.comp, t, self.start, self.in_, self.speed, self.loop)
+        return child_time(self.film.comp, t, self.timing)
 
     def inline(self, el, t: float) -> None:
         """Turn ``el`` (the parent's ``<image>``, already animated) into the child's frame."""
@@ -311,15 +301,8 @@ def load_nested(baker: Baker, index: int, el, href: str) -> NestedImage:
     if path not in films:
         child = state["parsed"].get(path) or parse(path, comp.project_root)
         films[path] = ChildFilm(child, type(baker)(child, baker.book))
-    def number(name: str, default: float) -> float:
-        value = read_number(el, name, default, strict=True, file=comp.path)
-        return default if value is None else value
-
-    return NestedImage(
-        href=href, film=films[path], prefix=unique_prefix(index, state["ids"]),
-        start=number("data-start", 0.0), in_=number("data-in", 0.0),
-        speed=number("data-speed", 1.0), loop=is_loop(el),
-    )
+    return NestedImage(href=href, film=films[path], prefix=unique_prefix(index, state["ids"]),
+                       timing=read_timing(el, comp.path))
 
 
 def all_images(baker: Baker) -> list[tuple[Baker, Image]]:

@@ -28,10 +28,29 @@ def add_scale(p: argparse.ArgumentParser) -> None:
     p.add_argument("--scale", type=float, default=1.0, metavar="F",
                    help="draw at F times the authored size (0.5 a draft, 2 high density); "
                    "vectors and text are redrawn at that size")
-def add_frame_choice(p: argparse.ArgumentParser) -> None:
-    """``--frame N`` or ``--t SECONDS`` (one of them; frame 0 without either)."""
+
+
+def add_drawing(p: argparse.ArgumentParser) -> None:
+    """What every command that draws a whole film takes: -j, --scale, --no-cache."""
+    from .cache import add_cache_arg
+
+    add_jobs(p)
+    add_scale(p)
+    add_cache_arg(p)
+
+
+def open_film(args: argparse.Namespace):
+    """The film ``args.composition`` names, drawn at ``args.scale`` (the renderer is
+    imported here, not when the command line is built)."""
+    from ..frames.film import Film
+
+    return Film.open(args.composition, scale=args.scale)
+
+
+def add_frame_choice(p: argparse.ArgumentParser, without: str = "frame 0") -> None:
+    """``--frame N`` or ``--t SECONDS`` (one of them; ``without`` says what neither means)."""
     when = p.add_mutually_exclusive_group()
-    when.add_argument("--frame", type=int, help="frame index (default 0)")
+    when.add_argument("--frame", type=int, help=f"frame index (without --frame/--t: {without})")
     when.add_argument("--t", type=float, dest="t", metavar="SECONDS",
                       help="time in seconds: the frame showing then, floor(t × fps)")
 

@@ -9,8 +9,8 @@ from ..determinism.cache import cached_png, cached_pngs
 from ..errors import NanoframesError
 from ..files import sweep_directory, write_bytes_atomic
 from ..progress import Progress
-from .cache import add_cache_arg, cache_from_args
-from .common import add_jobs, add_scale, frame_index, jobs_value
+from .cache import cache_from_args
+from .common import add_drawing, add_frame_choice, frame_index, jobs_value, open_film
 
 
 def register(sub) -> None:
@@ -20,22 +20,15 @@ def register(sub) -> None:
     p.add_argument("composition", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True,
                    help="a .png file (with --frame/--t) or a directory")
-    when = p.add_mutually_exclusive_group()
-    when.add_argument("--frame", type=int, help="frame index")
-    when.add_argument("--t", type=float, dest="t", metavar="SECONDS",
-                      help="time in seconds: the frame showing then, floor(t × fps)")
-    add_jobs(p)
-    add_scale(p)
-    add_cache_arg(p)
+    add_frame_choice(p, without="every frame, into a directory")
+    add_drawing(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    # imported here, not at the top: building the command line imports no renderer
-    from ..frames.film import Film
-    from ..frames.output import write_png
+    from ..frames.output import write_png  # the renderer: imported when drawing
 
-    film = Film.open(args.composition, scale=args.scale)
+    film = open_film(args)
     comp = film.comp
     if args.frame is not None or args.t is not None:
         index = frame_index(comp, args.frame, args.t)

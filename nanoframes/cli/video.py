@@ -7,8 +7,8 @@ from pathlib import Path
 
 from ..determinism.cache import cached_frames
 from ..progress import Progress
-from .cache import add_cache_arg, cache_from_args
-from .common import add_jobs, add_scale, jobs_value
+from .cache import cache_from_args
+from .common import add_drawing, jobs_value, open_film
 
 
 def register(sub) -> None:
@@ -18,18 +18,14 @@ def register(sub) -> None:
     p.add_argument("composition", type=Path)
     p.add_argument("-o", "--output", type=Path, required=True)
     p.add_argument("--crf", type=int, default=18, help="x264 quality (default 18)")
-    add_jobs(p)
-    add_scale(p)
-    add_cache_arg(p)
+    add_drawing(p)
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    # imported here, not at the top: building the command line imports no renderer
-    from ..frames.film import Film
-    from ..frames.output import write_video  # PyAV: only here
+    from ..frames.output import write_video  # PyAV: imported when encoding
 
-    film = Film.open(args.composition, scale=args.scale)
+    film = open_film(args)
     comp = film.comp
     with Progress(comp.frame_count, comp.id) as bar:
         def frames():
