@@ -54,3 +54,48 @@ def test_shards_cover_every_composition_with_the_unsplit_verdicts(
         assert got and all(got[key] == unsplit[key] for key in got), (group, got)
         seen += got
     assert sorted(seen) == sorted(unsplit)  # every composition, each in exactly one shard
+
+
+def test_recording_shards_merge_into_the_ledger_one_run_writes(
+        pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each shard records into its own copy of the committed ledger; ``nanoframes
+    ledger merge`` joins the copies into the ledger an unsplit recording writes."""
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    monkeypatch.delenv("EXCUSED_COMPOSITIONS", raising=False)
+    pytester.makefile(".toml", pyproject='[tool.nanoframes]\nledger = "digests.json"\n'
+                      '[tool.pytest.ini_options]\naddopts = "-p no:cacheprovider"\n')
+    root = pytester.path
+    for n, name in enumerate(NAMES[:4]):
+        (root / f"{name}.nf.svg").write_text(COMPOSITION.format(fill=f"#{n}0a0{n}0"))
+    assert pytester.runpytest_subprocess("--nf-record").ret == 0
+    base = root / "base.json"
+    shutil.copy(root / "digests.json", base)  # the committed ledger
+    # Since the commit: one composition edited, one added, one deleted.
+    (root / "b.nf.svg").write_text(COMPOSITION.format(fill="#654321"))
+    (root / "e.nf.svg").write_text(COMPOSITION.format(fill="#0000ff"))
+    (root / "d.nf.svg").unlink()
+
+    shards = []
+    for group in (1, 2):
+        shard = root / f"shard-{group}.json"
+        shutil.copy(base, shard)
+        run = pytester.runpytest_subprocess("--nf-record", "--nf-ledger", str(shard),
+                                            "--splits", "2", "--group", str(group))
+        assert run.ret == 0, run.stdout.str()
+        shards.append(shard)
+    unsplit = pytester.runpytest_subprocess("--nf-record")  # the ledger item drops d
+    assert unsplit.ret == 0 and "removed d.nf.svg" in unsplit.stdout.str().replace("  ", " ")
+    one_run = json.loads((root / "digests.json").read_text())
+
+    merged = root / "merged.json"
+    shutil.copy(shards[0], merged)
+    exe = [sys.executable, "-m", "nanoframes", "ledger", "merge"]
+    done = subprocess.run([*exe, str(base), str(merged), str(shards[1])], cwd=root,
+                          capture_output=True, text=True)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert json.loads(Path(merged).read_text()) == one_run
+    assert sorted(one_run["compositions"]) == ["a.nf.svg", "b.nf.svg", "c.nf.svg", "e.nf.svg"]
