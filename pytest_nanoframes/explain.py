@@ -64,14 +64,10 @@ def _films(left: Any, right: Any) -> list[str]:
     first = differing[0] if differing else None
     if (first is not None and first < min(na, nb) and left.composition is not None
             and right.composition is not None):
-        try:
-            diff = frame_difference(render_frame(left.composition, first),
-                                    render_frame(right.composition, first))
-        except ValueError as exc:  # two canvas sizes
-            lines.append(f"  frame {first}: {exc}")
-        else:
-            if diff is not None:
-                lines.append(f"  frame {first}: {diff.describe()}")
+        diff = frame_difference(render_frame(left.composition, first),
+                                render_frame(right.composition, first), first)
+        if diff is not None:
+            lines.append(f"  {diff.text()}")
     lines.append(f"  left  {left}")
     lines.append(f"  right {right}")
     return lines

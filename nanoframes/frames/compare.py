@@ -30,14 +30,17 @@ class FrameDiff:
     def identical(self) -> bool:
         return self.size is None and self.pixels == 0
 
-    def text(self) -> str:
+    def numbers(self) -> str:
+        """The difference in words, without the frame index."""
         if self.size is not None:
             (ew, eh), (aw, ah) = self.size
-            return f"frame {self.frame}: size changed {ew}×{eh} → {aw}×{ah}"
+            return f"size changed {ew}×{eh} → {aw}×{ah}"
         if not self.pixels:
-            return f"frame {self.frame}: identical"
-        return (f"frame {self.frame}: {self.pixels} px differ, max ±{self.max_delta}/255, "
-                f"within {_box(self.bbox)}")
+            return "identical"
+        return f"{self.pixels} px differ, max ±{self.max_delta}/255, within {_box(self.bbox)}"
+
+    def text(self) -> str:
+        return f"frame {self.frame}: {self.numbers()}"
 
     def to_json(self) -> dict:
         return {"frame": self.frame, "pixels": self.pixels, "max_delta": self.max_delta,
