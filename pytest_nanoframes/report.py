@@ -15,17 +15,24 @@ JSON_REPORT_VERSION = 1
 
 def header(state: State) -> str:
     """One line: the toolchain that draws, and the ledger the verdicts compare against."""
-    from nanoframes.determinism.identity import toolchain_parts
+    # The library's file, hashed without loading ThorVG: a session with nothing to
+    # check never starts the renderer (the build is checked when it first draws).
+    from nanoframes import __version__
+    from nanoframes.engine.library import library_sha256, thorvg_python_version
+    from nanoframes.errors import NanoframesError
 
-    parts = toolchain_parts()
+    try:
+        libthorvg = library_sha256()[:12]
+    except NanoframesError as exc:
+        libthorvg = f"unusable ({exc.code})"
     ledger = state.ledger_key(state.ledger_path)
     extra = ""
     if state.options.samples:
         extra += f", {state.options.samples} samples"
     if state.options.strict:
         extra += ", strict"
-    return (f"nanoframes {parts['nanoframes']}: thorvg-python {parts['thorvg-python']}, "
-            f"libthorvg {parts['libthorvg'][:12]}; ledger {ledger} "
+    return (f"nanoframes {__version__}: thorvg-python {thorvg_python_version()}, "
+            f"libthorvg {libthorvg}; ledger {ledger} "
             f"({state.options.mode}{extra})")
 
 

@@ -11,11 +11,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..config import Config
-from ..determinism.ledger import Entry, Ledger
-from ..determinism.verdict import Reading, Verdict
-from .artifacts import record_of, write_artifacts, write_manifest
-from .pixels import gather
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # the options are read at start-up; the evidence is drawn only on a miss
+    from ..config import Config
+    from ..determinism.ledger import Entry, Ledger
+    from ..determinism.verdict import Reading, Verdict
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,9 @@ def evidence_for_item(verdict: Verdict, entry: Entry | None, reading: Reading | 
                       config: Config, options: EvidenceOptions,
                       record_hint: str = "--record") -> tuple[Verdict, dict]:
     """One verdict with its evidence, artifacts written; and its record (JSON-able)."""
+    from .artifacts import record_of, write_artifacts
+    from .pixels import gather
+
     gathered = gather(verdict, entry, reading, config, options.store,
                       keep=options.frames if options.directory is not None else 0)
     directory = options.directory
@@ -51,6 +55,8 @@ def evidence_for_item(verdict: Verdict, entry: Entry | None, reading: Reading | 
 def finish(records: list[dict], options: EvidenceOptions, title: str = "nanoframes check"
            ) -> None:
     """The manifest and the page, from every item's record."""
+    from .artifacts import write_manifest
+
     directory = options.directory
     if options.artifacts is not None:
         write_manifest(directory, records)

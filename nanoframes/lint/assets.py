@@ -50,8 +50,7 @@ def _images(comp: Composition) -> Iterator[Finding]:
                 resolve_child(comp, el, href)
                 nested = True
             elif is_clip_href(href):  # decoded once per process: the render reuses it
-                load_clip(el, href, comp.directory, comp.project_root, comp.path,
-                          lambda name, default: default)
+                load_clip(el, href, comp.directory, comp.project_root, comp.path)
             else:
                 load_image(href, comp.directory, comp.project_root, comp.path, el.sourceline)
         except NanoframesError as err:
