@@ -12,7 +12,8 @@ nothing conflicts. Merged by key, per entry:
 Partial ledgers (one per machine or CI shard) merge the same way, with an empty
 or missing base. Platform entries merge one by one, apart from their primary:
 two machines that each record their own platform entry both land.
-``nanoframes ledger merge BASE OURS THEIRS`` writes the result over OURS, which makes it a git merge driver (``%O %A %B``).
+``nanoframes ledger merge BASE OURS THEIRS`` writes the result over OURS, which
+makes it a git merge driver (``%O %A %B``).
 """
 
 from __future__ import annotations
