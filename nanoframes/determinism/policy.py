@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import NanoframesError
 from .ledger import Entry, Ledger, is_test_key
-from .verdict import Kind, Reading, Verdict, judge, platform_command
+from .verdict import Kind, Reading, Verdict, judge, outdated_platforms, platform_command
 
 RECORD_IN_CI_ENV = "NANOFRAMES_RECORD_IN_CI"
 
@@ -94,7 +94,7 @@ def plan_record(ledger: Ledger, fresh: Mapping[str, Entry], *, force: bool = Fal
             refused.append(verdict)
         elif (recorded is not None and verdict.kind is Kind.MATCH and not verdict.reasons
               and (verdict.platform is not None or keeps_entry(entry, recorded))):
-            updates[key] = recorded
+            updates[key] = _without_outdated(key, recorded, notes)
         else:
             updates[key] = _new_primary(key, entry, recorded, notes, record_hint)
     removed: list[str] = []
@@ -121,6 +121,17 @@ def _new_primary(key: str, entry: Entry, recorded: Entry | None, notes: list[str
         notes.append(f"{key}: dropped platform entr{'y' if len(dropped) == 1 else 'ies'} "
                      f"{', '.join(dropped)} (taken under other inputs or this toolchain)")
     return dataclasses.replace(entry, platforms=kept)
+
+
+def _without_outdated(key: str, recorded: Entry, notes: list[str]) -> Entry:
+    """The primary kept as it is, less platform entries taken under an older source."""
+    outdated = outdated_platforms(recorded)
+    if not outdated:
+        return recorded
+    notes.append(f"{key}: dropped outdated platform entr{'y' if len(outdated) == 1 else 'ies'} "
+                 f"{', '.join(outdated)} (taken under an older source)")
+    return dataclasses.replace(recorded, platforms={
+        tag: p for tag, p in recorded.platforms.items() if tag not in outdated})
 
 
 def _plan_platform(ledger: Ledger, fresh: Mapping[str, Entry], tag: str, force: bool,

@@ -41,12 +41,11 @@ def merge_entries(base: dict[str, Entry], ours: dict[str, Entry],
                   theirs: dict[str, Entry]) -> tuple[dict[str, Entry], list[str], list[str]]:
     """The merged entries, the keys taken from theirs, and the conflicting keys
     (a platform entry's named ``KEY [platform TAG]``)."""
-    primary, from_theirs, conflicts = _merge_three(
-        {k: e.primary for k, e in base.items()}, {k: e.primary for k, e in ours.items()},
-        {k: e.primary for k, e in theirs.items()})
+    primary, from_theirs, conflicts = _merge_three(*(
+        {k: getattr(e, "primary", e) for k, e in side.items()} for side in (base, ours, theirs)))
     merged: dict[str, Entry] = {}
     for key, entry in primary.items():
-        sides = [(side[key].platforms if key in side else {}) for side in (base, ours, theirs)]
+        sides = [getattr(side.get(key), "platforms", {}) for side in (base, ours, theirs)]
         platforms, taken, clashed = _merge_three(*sides)
         from_theirs += [f"{key} [platform {tag}]" for tag in taken]
         conflicts += [f"{key} [platform {tag}]" for tag in clashed]

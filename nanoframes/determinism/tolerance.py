@@ -72,7 +72,8 @@ def apply_bounds(verdict: Verdict, bounds: ExcuseBounds | None,
 def _measured(bounds: ExcuseBounds, frames: int, pixels: int, delta: int) -> list[str]:
     parts = []
     if bounds.max_frames is not None:
-        parts.append(f"{frames} frames ≤ max-frames {bounds.max_frames}")
+        parts.append(f"{frames} frame{'s' if frames != 1 else ''} ≤ max-frames "
+                     f"{bounds.max_frames}")
     if bounds.max_pixels is not None:
         parts.append(f"{pixels} px ≤ max-pixels {bounds.max_pixels}")
     if bounds.max_delta is not None:
