@@ -20,6 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
+from test_plugin import make_project, outcomes, record, run
 
 from nanoframes.cli import main
 from nanoframes.config import load_config
@@ -328,6 +329,44 @@ def test_a_bad_bound_is_a_configuration_error(proj: Path, capsys) -> None:
     configure(proj, f'"{KEY}" = {{ reason = "x", max-delta = 300 }}')
     assert main(["digest", "--check"]) == 2
     assert "'max-delta' must be an integer from 0 to 255" in capsys.readouterr().err
+
+
+# --- the pytest plugin: --nf-platform, and the excused outcome with its numbers -------
+
+def test_the_plugin_records_and_judges_platform_entries(pytester: pytest.Pytester,
+                                                        monkeypatch, other_build: Path) -> None:
+    make_project(pytester, names=("a",))
+    record(pytester)
+    monkeypatch.setenv("NANOFRAMES_LIBTHORVG", str(other_build))
+    monkeypatch.setenv("NANOFRAMES_PLATFORM", "ci-box")
+    result = record(pytester, "--nf-platform")
+    result.stdout.fnmatch_lines(["  updated examples/a.nf.svg (platform entry ci-box)"])
+    entry = json.loads((pytester.path / "tests" / "digests.json").read_text())[
+        "compositions"][KEY]
+    assert list(entry["platforms"]) == ["ci-box"]
+    result = run(pytester, "--nf-check", "--nf-report", "report.json")
+    assert result.ret == 0, result.stdout.str()
+    verdicts = json.loads((pytester.path / "report.json").read_text())["verdicts"]
+    assert [(v["key"], v["platform"], v["line"]) for v in verdicts] == [
+        (KEY, "ci-box", f"MATCH {KEY}: match (platform entry ci-box)")]
+    assert "--nf-platform only applies to --nf-record" in run(
+        pytester, "--nf-check", "--nf-platform").stderr.str()
+
+
+def test_the_plugin_says_excused_with_the_numbers(pytester: pytest.Pytester,
+                                                  monkeypatch) -> None:
+    make_project(pytester, names=("a",), extra="[tool.nanoframes.excused]\n"
+                 + BOUNDED.format(name="a", extra=""))
+    record(pytester)
+    monkeypatch.chdir(pytester.path)
+    drift(pytester.path, {2: (5, 2)})
+    result = run(pytester, "--nf-check")
+    assert result.ret == 0, result.stdout.str()
+    assert outcomes(result) == {"excused": 1, "passed": 1}
+    result.stdout.fnmatch_lines([
+        f"EXCUSED {KEY}: changed, toolchain changed (libthorvg) (1 of 4 frames differ: 2) "
+        "(excused: edge rounding differs per build; within its bounds: 1 frame ≤ max-frames 2, "
+        "5 px ≤ max-pixels 10, ±2/255 ≤ max-delta 3)"])
 
 
 # --- the cross-machine workflow -------------------------------------------------------
