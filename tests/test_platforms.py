@@ -392,3 +392,16 @@ def test_the_workflow_shares_the_store_and_keeps_its_evidence() -> None:
     assert uploads and all("always()" in s.get("if", "") for s in uploads)  # whatever the outcome
     assert "ledger" in uploads[-1]["with"]["name"] and "tests/digests.json" in uploads[-1]["with"][
         "path"]
+
+
+def test_where_no_frames_are_compared_a_bounded_excuse_does_not_excuse(proj: Path,
+                                                                        capsys) -> None:
+    import nanoframes.api as nf
+
+    configure(proj, BOUNDED.format(name=KEY, extra=""))
+    digest(capsys, "--record")
+    drift(proj, {1: (2, 1)})
+    verdict = nf.judge(nf.load(proj / KEY))
+    assert verdict.excused is None
+    assert verdict.line().endswith("; not excused (edge rounding differs per build): no "
+                                   "reference frames to measure the drift against")
