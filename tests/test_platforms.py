@@ -405,3 +405,21 @@ def test_where_no_frames_are_compared_a_bounded_excuse_does_not_excuse(proj: Pat
     assert verdict.excused is None
     assert verdict.line().endswith("; not excused (edge rounding differs per build): no "
                                    "reference frames to measure the drift against")
+
+
+def test_a_bad_platform_entry_is_named(proj: Path, capsys) -> None:
+    digest(capsys, "--record")
+    data = doc(proj)
+    entry = data["compositions"][KEY]
+    platform = json.loads(json.dumps(entry))
+    del platform["frame_digests"]
+    entry["platforms"] = {"macos-arm64": platform}
+    data["version"] = 2
+    (proj / "tests" / "digests.json").write_text(json.dumps(data))
+    assert main(["digest", "--check"]) == 2
+    assert (f"error[ledger-invalid]: entry '{KEY}' platform 'macos-arm64': missing field "
+            "'frame_digests'") in capsys.readouterr().err
+    entry["platforms"] = {"Mac OS": entry["platforms"]["macos-arm64"]}
+    (proj / "tests" / "digests.json").write_text(json.dumps(data))
+    assert main(["digest", "--check"]) == 2
+    assert "platform tag 'Mac OS' must be lowercase" in capsys.readouterr().err
