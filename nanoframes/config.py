@@ -87,6 +87,67 @@ def project_root(paths: Iterable[str | Path] = (), cwd: str | Path | None = None
 
 
 @dataclass(frozen=True)
+class ExcuseBounds:
+    """How far an excused composition may drift and still be excused (as WPT's fuzzy
+    annotations): the largest channel difference, differing pixels in one frame,
+    differing frames; and the platform tags the excuse applies on (None: all)."""
+
+    max_delta: int | None = None
+    max_pixels: int | None = None
+    max_frames: int | None = None
+    platforms: tuple[str, ...] | None = None
+
+    @property
+    def bounded(self) -> bool:
+        return (self.max_delta, self.max_pixels, self.max_frames) != (None, None, None)
+
+
+_BOUND_KEYS = {"max-delta": 255, "max-pixels": None, "max-frames": None}
+
+
+def _excused(raw: object, pyproject: Path) -> tuple[dict[str, str], dict[str, ExcuseBounds]]:
+    """``[tool.nanoframes.excused]``: name -> reason, or name -> a table with a
+    ``reason`` and bounds (``max-delta``, ``max-pixels``, ``max-frames``, ``platforms``)."""
+
+    def bad(message: str) -> NanoframesError:
+        return NanoframesError("config-invalid", f"[tool.nanoframes.excused] {message}",
+                               pyproject)
+
+    if not isinstance(raw, dict):
+        raise bad("must map a composition path to a reason string")
+    reasons: dict[str, str] = {}
+    bounds: dict[str, ExcuseBounds] = {}
+    for name, value in raw.items():
+        if isinstance(value, str):
+            reasons[name] = value
+            continue
+        if not isinstance(value, dict):
+            raise bad(f"{name!r} must be a reason string or a table with a reason")
+        unknown = sorted(set(value) - {"reason", "platforms", *_BOUND_KEYS})
+        if unknown:
+            raise bad(f"{name!r}: unknown key {unknown[0]!r} (known: reason, max-delta, "
+                      "max-pixels, max-frames, platforms)")
+        if not isinstance(value.get("reason"), str) or not value["reason"]:
+            raise bad(f"{name!r}: 'reason' must be a non-empty string")
+        numbers: dict[str, int | None] = {}
+        for key, most in _BOUND_KEYS.items():
+            number = value.get(key)
+            if number is not None and (not isinstance(number, int) or isinstance(number, bool)
+                                       or number < 0 or (most is not None and number > most)):
+                raise bad(f"{name!r}: {key!r} must be an integer from 0"
+                          + (f" to {most}" if most is not None else ""))
+            numbers[key.replace("-", "_")] = number
+        platforms = value.get("platforms")
+        if platforms is not None and (not isinstance(platforms, list) or not platforms or
+                                      not all(isinstance(t, str) for t in platforms)):
+            raise bad(f"{name!r}: 'platforms' must list platform tags (e.g. \"macos-arm64\")")
+        reasons[name] = value["reason"]
+        bounds[name] = ExcuseBounds(platforms=tuple(platforms) if platforms else None,
+                                    **numbers)
+    return reasons, bounds
+
+
+@dataclass(frozen=True)
 class Config:
     root: Path
     compositions: tuple[str, ...] = DEFAULT_COMPOSITIONS
@@ -95,6 +156,8 @@ class Config:
     # path (relative to root, POSIX) -> reason
     excused: dict[str, str] = field(default_factory=dict)
     store: str | None = None  # the reference frame store (frames/store.py); None: default
+    # excused name -> the bounds its excuse holds within (an excuse written as a table)
+    excuse_bounds: dict[str, ExcuseBounds] = field(default_factory=dict)
 
     @property
     def ledger_path(self) -> Path:
@@ -130,15 +193,7 @@ def load_config(root: Path | None = None) -> Config:
                                   f"[tool.nanoframes] {key} must be a list of strings", pyproject)
         return tuple(value)
 
-    excused_raw = table.get("excused", {})
-    if not isinstance(excused_raw, dict) or not all(
-        isinstance(k, str) and isinstance(v, str) for k, v in excused_raw.items()
-    ):
-        raise NanoframesError(
-            "config-invalid",
-            '[tool.nanoframes.excused] must map a composition path to a reason string',
-            pyproject,
-        )
+    excused_raw, bounds = _excused(table.get("excused", {}), pyproject)
     ledger = table.get("ledger", DEFAULT_LEDGER)
     if not isinstance(ledger, str):
         raise NanoframesError("config-invalid", "[tool.nanoframes] ledger must be a string",
@@ -153,7 +208,8 @@ def load_config(root: Path | None = None) -> Config:
         compositions=str_list("compositions", DEFAULT_COMPOSITIONS),
         ledger=ledger,
         font_dirs=str_list("font-dirs", ()),
-        excused=dict(excused_raw),
+        excused=excused_raw,
+        excuse_bounds=bounds,
     )
 
 

@@ -35,6 +35,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                          "excused one that matches (ini: nf_strict = true)")
     group.addoption("--nf-force", action="store_true", dest="nf_force",
                     help="with --nf-record: record regressions too")
+    group.addoption("--nf-platform", nargs="?", const="", default=None, dest="nf_platform",
+                    metavar="TAG", help="with --nf-record: record a platform entry (TAG: default "
+                    "this machine's, e.g. linux-x86_64) beside each primary entry")
     group.addoption("--nf-ci", action="store_true", dest="nf_ci",
                     help="with --nf-record: record even though $CI is set (or set "
                          "NANOFRAMES_RECORD_IN_CI=1)")

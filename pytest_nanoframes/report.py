@@ -65,8 +65,12 @@ def summary_lines(state: State) -> list[tuple[str, dict[str, bool]]]:
         verb = "wrote" if committed.written else "unchanged:"
         lines.append((f"{verb} {ledger}: {len(s.added)} added, {len(s.updated)} updated, "
                       f"{len(s.unchanged)} unchanged, {len(s.removed)} removed", {}))
+        where = f" (platform entry {state.platform_tag()})" if state.options.platform is not None \
+            else ""
         for label, keys in (("added", s.added), ("updated", s.updated), ("removed", s.removed)):
-            lines += [(f"  {label:<8}{key}", {}) for key in keys]
+            lines += [(f"  {label:<8}{key}{where if label != 'removed' else ''}", {})
+                      for key in keys]
+        lines += [(f"  note: {note}", {"yellow": True}) for note in committed.notes]
     if recording:
         refused = {v.key for v in committed.refused} if committed else set()
         for result in results:
@@ -104,6 +108,7 @@ def json_report(state: State) -> dict[str, Any]:
             "added": c.summary.added, "updated": c.summary.updated,
             "unchanged": c.summary.unchanged, "removed": c.summary.removed,
             "refused": sorted(v.key for v in c.refused), "replaced": c.replaced,
+            "platform": state.platform_tag(), "notes": list(c.notes),
         },
         "errors": list(state.session_errors),
     }

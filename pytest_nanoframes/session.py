@@ -34,6 +34,7 @@ class Options:
     ledger_from_cli: bool
     report: Path | None
     ci: bool = False  # --nf-ci: recording where $CI is set is intended
+    platform: str | None = None  # --nf-platform [TAG]: "" for this machine's tag
 
     @property
     def active(self) -> bool:
@@ -57,6 +58,9 @@ def read_options(config: pytest.Config) -> Options:
                 samples = int(raw)
             except ValueError:
                 raise pytest.UsageError(f"nf_samples must be an integer, got {raw!r}") from None
+    platform = config.getoption("nf_platform")
+    if platform is not None and not record:
+        raise pytest.UsageError("--nf-platform only applies to --nf-record")
     if samples is not None and samples < 1:
         raise pytest.UsageError(f"--nf-samples must be at least 1, got {samples}")
     cli_ledger = config.getoption("nf_ledger")
@@ -75,6 +79,7 @@ def read_options(config: pytest.Config) -> Options:
         ledger_from_cli=bool(cli_ledger),
         report=report_path,
         ci=bool(config.getoption("nf_ci")),
+        platform=platform,
     )
 
 
@@ -155,6 +160,15 @@ class State:
         return self._excused
 
 
+    def platform_tag(self) -> str | None:
+        """The tag --nf-platform records under (None: a primary recording)."""
+        value = self.options.platform
+        if value is None:
+            return None
+        from nanoframes.determinism.platforms import platform_tag, valid_tag
+
+        return valid_tag(value) if value else platform_tag()
+
     # --- the controller's side (or the only process) -------------------------
 
     def receive(self, nodeid: str, payload: dict[str, Any]) -> None:
@@ -187,13 +201,22 @@ class State:
         try:
             fresh = {key: Entry.from_json(key, data, path)
                      for key, data in sorted(self.entries.items())}
-            seen = set(self.collected) | set(self.results) if self.ledger_item_ran else None
+            platform = self.platform_tag()
+            full = self.ledger_item_ran and platform is None
+            seen = set(self.collected) | set(self.results) if full else None
             self.committed = commit(path, fresh, force=self.options.force,
                                     root=self.nf_config.root, seen=seen,
-                                    gone_tests=self.stale_tests if self.ledger_item_ran else ())
+                                    gone_tests=self.stale_tests if full else (),
+                                    platform=platform, record_hint=RECORD_HINT)
         except NanoframesError as exc:
             self.session_errors.append(str(exc))
             return
+        from nanoframes.determinism.verdict import Kind
+
+        # A regression failed its item already; a platform entry without a primary
+        # (or under other inputs) is refused only here, by the ledger's rules.
+        self.session_errors += [f"not recorded: {v.line(RECORD_HINT)}"
+                                for v in self.committed.refused if v.kind is not Kind.REGRESSION]
         self.config.hook.pytest_nanoframes_recorded(
             config=self.config, summary=self.committed.summary, ledger_path=path)
 

@@ -137,7 +137,7 @@ def test_not_utf8_is_corrupt(tmp_path: Path) -> None:
     [
         ([], "must be a JSON object"),
         ({"compositions": {}}, "version"),
-        ({"version": 2, "compositions": {}}, "version 2 is not supported"),
+        ({"version": 3, "compositions": {}}, "version 3 is not supported"),
         ({"version": True, "compositions": {}}, "non-integer 'version'"),
         ({"version": 1, "compositions": []}, "'compositions' must be an object"),
         ({"version": 1, "compositions": {}, "extra": 1}, "unknown top-level field 'extra'"),

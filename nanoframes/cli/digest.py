@@ -13,7 +13,7 @@ from typing import Any
 
 from ..config import load_config, project_root
 from ..determinism.policy import allow_recording, verdict_to_json
-from ..determinism.verdict import Kind, Verdict
+from ..determinism.verdict import Kind, Verdict, exit_status
 from ..progress import Progress
 from .common import add_jobs, jobs_value
 from .evidence import add_evidence_args, gather_sweep
@@ -33,6 +33,12 @@ modes:
               atomically); a regression or an unreadable ledger is not
               overwritten without --force (which keeps the unreadable file
               beside the new one); where $CI is set, only with --ci
+  --record --platform [TAG]
+              record this machine's reading as a platform entry beside each
+              primary entry (TAG: default $NANOFRAMES_PLATFORM, else OS and
+              CPU, e.g. linux-x86_64); the primary is never touched. A check
+              matches a platform entry of the same inputs, and judges a
+              reading against the entry of its own toolchain
   --selftest  render each composition under variations that must not change a
               frame (docs/determinism.md) and name any that does; exit 1
 
@@ -61,6 +67,9 @@ def register(sub) -> None:
     mode = p.add_mutually_exclusive_group()
     mode.add_argument("--check", action="store_true", help="judge against the ledger")
     mode.add_argument("--record", action="store_true", help="record into the ledger")
+    p.add_argument("--platform", nargs="?", const="", default=None, metavar="TAG",
+                   help="with --record: record a platform entry (TAG: default this "
+                   "machine's, e.g. linux-x86_64) beside the primary entry")
     p.add_argument("--force", action="store_true",
                    help="with --record: overwrite regressions and a corrupt ledger")
     p.add_argument("--ci", action="store_true",
@@ -96,8 +105,12 @@ def run(args: argparse.Namespace) -> int:
     if args.force and not args.record:
         print("nanoframes digest: --force only applies to --record", file=sys.stderr)
         return 2
+    if args.platform is not None and not args.record:
+        print("nanoframes digest: --platform only applies to --record", file=sys.stderr)
+        return 2
     if args.record:
         allow_recording(args.ci, "--ci")
+    platform = _platform(args.platform)
     # imported here, not at the top: building the command line imports no renderer
     from ..determinism.sweep import check, collect, record
 
@@ -111,15 +124,16 @@ def run(args: argparse.Namespace) -> int:
     with bar:
         if args.record:
             result = record(args.paths, ledger_path=ledger, force=args.force,
-                            store=store_path(args, config), **opts)
+                            store=store_path(args, config), platform=platform, **opts)
             status = result.exit_status
             out = _record_output(result, args.json)
             if result.store_warning:
                 print(f"nanoframes: warning: {result.store_warning}", file=sys.stderr)
         elif args.check:
             sweep = check(args.paths, ledger_path=ledger, **opts)
-            status = sweep.exit_status
             verdicts, records = gather_sweep(sweep, config, args)  # pixels, artifacts, page
+            # after the evidence: a bounded excuse holds only within its measured bounds
+            status = max(exit_status(verdicts), 1 if sweep.problems else 0)
             out = _check_output(verdicts, args.json, sweep.problems, ledger)
             if args.json and args.artifacts:
                 out["artifacts"] = os.fspath(args.artifacts)
@@ -130,6 +144,15 @@ def run(args: argparse.Namespace) -> int:
         out["ledger"] = os.fspath(ledger)
         print(json.dumps(out, indent=2, ensure_ascii=False))
     return status
+
+
+def _platform(value: str | None) -> str | None:
+    """The tag of ``--platform [TAG]``: the one given, else this machine's."""
+    if value is None:
+        return None
+    from ..determinism.platforms import platform_tag, valid_tag
+
+    return valid_tag(value) if value else platform_tag()
 
 
 def verdict_json(v: Verdict) -> dict[str, Any]:
@@ -177,20 +200,25 @@ def _record_output(result, as_json: bool) -> dict[str, Any]:
                 "refused": [verdict_json(v) for v in result.refused],
                 "errors": [verdict_json(v) for v in result.errors],
                 "verdicts": [verdict_json(v) for v in result.verdicts],
-                "written": result.written, "replaced": result.replaced}
+                "written": result.written, "replaced": result.replaced,
+                "platform": result.platform, "notes": result.notes}
     if result.replaced:
         print(f"REPLACED {result.replaced}")
+    where = f" (platform entry {result.platform})" if result.platform else ""
     for key in s.added:
-        print(f"added      {key}")
+        print(f"added      {key}{where}")
     for key in s.updated:
-        print(f"updated    {key}: {by_key[key].summary()}" if key in by_key else
-              f"updated    {key}")
+        print(f"updated    {key}{where}: {by_key[key].summary()}" if key in by_key else
+              f"updated    {key}{where}")
     for key in s.unchanged:
         print(f"unchanged  {key}")
     for key in s.removed:
         print(f"removed    {key} (stale: the file is gone)")
     for v in result.refused:
-        print(f"REFUSED {v.key}: {v.summary()}; not recorded (--force overwrites it)")
+        tail = " (--force overwrites it)" if v.kind is Kind.REGRESSION else ""
+        print(f"REFUSED {v.key}: {v.summary()}; not recorded{tail}")
+    for note in result.notes:
+        print(f"NOTE {note}")
     for v in result.errors:
         print(v.line())
     for v in result.verdicts:

@@ -7,7 +7,9 @@ guess) and written so that a crash leaves either the old or the new file.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from itertools import pairwise
@@ -19,7 +21,12 @@ from ..files import write_bytes_atomic
 from ..frames.digest import SHORT
 from .identity import TOOLCHAIN_PARTS, VIDEO_PARTS
 
-LEDGER_VERSION = 1
+# Version 2 adds platform entries ("platforms" inside an entry). A ledger without
+# any is still written as version 1, byte for byte as before, so older
+# nanoframes keep reading it; both versions are read.
+LEDGER_VERSION = 2
+PLAIN_VERSION = 1
+READ_VERSIONS = (PLAIN_VERSION, LEDGER_VERSION)
 
 IDENTITY_KEYS = ("source", "media", "fonts", "toolchain")
 
@@ -32,7 +39,8 @@ def is_test_key(key: str) -> bool:
 
 
 _ENTRY_KEYS = {"digest", "frames", "sampled", "samples", "identity", "toolchain_parts",
-               "frame_digests"}
+               "frame_digests", "platforms"}
+_TAG = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # as platforms.valid_tag
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -56,6 +64,18 @@ class Entry:
     identity: dict[str, str]
     toolchain_parts: dict[str, str]
     frame_digests: tuple[str, ...]
+    # Platform entries by tag (``linux-x86_64``): another machine's reading of the
+    # same film, beside this primary one (platform entries have none of their own).
+    platforms: Mapping[str, Entry] = field(default_factory=dict)
+
+    @property
+    def primary(self) -> Entry:
+        """This entry without its platform entries."""
+        return dataclasses.replace(self, platforms={}) if self.platforms else self
+
+    def inputs(self) -> tuple[str, str, str]:
+        """Source, media and fonts: what a platform entry must share with a reading."""
+        return (self.identity["source"], self.identity["media"], self.identity["fonts"])
 
     @property
     def indices(self) -> tuple[int, ...]:
@@ -73,21 +93,27 @@ class Entry:
         }
         if self.samples is not None:
             data["samples"] = list(self.samples)
+        if self.platforms:
+            data["platforms"] = {tag: entry.to_json()
+                                 for tag, entry in sorted(self.platforms.items())}
         return data
 
     @classmethod
-    def from_json(cls, key: str, data: object, file: str | Path | None = None) -> Entry:
-        """Validate one entry strictly; 'ledger-invalid' names the key and the field."""
+    def from_json(cls, key: str, data: object, file: str | Path | None = None,
+                  *, platform: str | None = None) -> Entry:
+        """Validate one entry strictly; 'ledger-invalid' names the key and the field
+        (and the platform, for a platform entry)."""
+        where = f"entry {key!r}" + (f" platform {platform!r}" if platform else "")
 
         def bad(what: str) -> NanoframesError:
-            return NanoframesError("ledger-invalid", f"entry {key!r}: {what}", file)
+            return NanoframesError("ledger-invalid", f"{where}: {what}", file)
 
         if not isinstance(data, dict):
             raise bad("must be an object")
         unknown = sorted(set(data) - _ENTRY_KEYS)
         if unknown:
             raise bad(f"unknown field {unknown[0]!r}")
-        for name in _ENTRY_KEYS - {"samples"}:
+        for name in _ENTRY_KEYS - {"samples", "platforms"}:
             if name not in data:
                 raise bad(f"missing field {name!r}")
 
@@ -142,6 +168,19 @@ class Entry:
             raise bad(f"field 'frame_digests' has {len(frame_digests)} digests, "
                       f"expected {expected} (one per {'sample' if sampled else 'frame'})")
 
+        platforms: dict[str, Entry] = {}
+        raw_platforms = data.get("platforms")
+        if raw_platforms is not None:
+            if platform is not None:
+                raise bad("a platform entry cannot hold platform entries")
+            if not isinstance(raw_platforms, dict) or not raw_platforms:
+                raise bad("field 'platforms' must map platform tags to entries")
+            for tag, sub in sorted(raw_platforms.items()):
+                if not isinstance(tag, str) or not _TAG.fullmatch(tag):
+                    raise bad(f"platform tag {tag!r} must be lowercase letters, digits, "
+                              "'.', '_' or '-'")
+                platforms[tag] = cls.from_json(key, sub, file, platform=tag)
+
         return cls(
             digest=digest,
             frames=frames,
@@ -150,6 +189,7 @@ class Entry:
             identity={name: identity[name] for name in IDENTITY_KEYS},
             toolchain_parts={name: parts[name] for name in names},
             frame_digests=tuple(frame_digests),
+            platforms=platforms,
         )
 
 
@@ -275,11 +315,11 @@ def read_ledger(path: Path, *, empty_ok: bool = False) -> Ledger:
     version = doc.get("version")
     if not _is_int(version):
         raise NanoframesError("ledger-invalid", "missing or non-integer 'version'", path)
-    if version != LEDGER_VERSION:
+    if version not in READ_VERSIONS:
         raise NanoframesError(
             "ledger-invalid",
-            f"ledger version {version} is not supported (this nanoframes reads version "
-            f"{LEDGER_VERSION})", path)
+            f"ledger version {version} is not supported (this nanoframes reads versions "
+            f"{', '.join(map(str, READ_VERSIONS))})", path)
     unknown = sorted(set(doc) - {"version", "compositions"})
     if unknown:
         raise NanoframesError("ledger-invalid", f"unknown top-level field {unknown[0]!r}", path)
@@ -298,8 +338,9 @@ def read_ledger(path: Path, *, empty_ok: bool = False) -> Ledger:
 
 def dumps(ledger: Ledger) -> str:
     """The exact text ``write_ledger`` writes: sorted keys, 2-space indent, newline-ended."""
+    plain = not any(entry.platforms for entry in ledger.entries.values())
     doc = {
-        "version": LEDGER_VERSION,
+        "version": PLAIN_VERSION if plain else LEDGER_VERSION,
         "compositions": {key: entry.to_json() for key, entry in ledger.entries.items()},
     }
     return json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"

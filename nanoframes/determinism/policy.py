@@ -11,11 +11,17 @@ recording means the same whichever front end made it:
 - anything else (absent, changed, forced) records the fresh reading;
 - stale entries (a recorded file that is gone) are removed only by a recording
   that looked at everything;
+- a platform recording (``--platform``) writes the reading as a platform entry
+  beside the primary, never touching the primary, by the same rules judged
+  against that platform's entry; a primary re-recorded drops the platform
+  entries taken under other inputs (or under its own toolchain), and one
+  re-recorded under another toolchain says so and names ``--platform``;
 - recording where ``CI`` is set must be asked for explicitly.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -24,7 +30,7 @@ from typing import Any
 
 from ..errors import NanoframesError
 from .ledger import Entry, Ledger, is_test_key
-from .verdict import Kind, Reading, Verdict, judge
+from .verdict import Kind, Reading, Verdict, judge, outdated_platforms, platform_command
 
 RECORD_IN_CI_ENV = "NANOFRAMES_RECORD_IN_CI"
 
@@ -37,6 +43,7 @@ class RecordPlan:
     updates: dict[str, Entry]
     removed: list[str]
     refused: list[Verdict] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # one line each, printed by the front end
 
 
 def reading_of(key: str, entry: Entry) -> Reading:
@@ -63,15 +70,20 @@ def stale_keys(ledger: Ledger, root: Path, seen: Iterable[str]) -> list[str]:
 
 def plan_record(ledger: Ledger, fresh: Mapping[str, Entry], *, force: bool = False,
                 root: Path | None = None, seen: Iterable[str] | None = None,
-                gone_tests: Iterable[str] = ()) -> RecordPlan:
+                gone_tests: Iterable[str] = (), platform: str | None = None,
+                record_hint: str = "--record") -> RecordPlan:
     """The recording of ``fresh`` readings (as entries, by key) into ``ledger``.
 
     ``seen`` (with ``root``) is given only when the recording covered everything:
     then the entries it did not see whose file is gone are removed, and so are
     ``gone_tests``: test-keyed entries whose test the plugin no longer collects.
+    With ``platform`` (a tag) each reading is recorded as that platform's entry.
     """
+    if platform is not None:
+        return _plan_platform(ledger, fresh, platform, force, record_hint)
     updates: dict[str, Entry] = {}
     refused: list[Verdict] = []
+    notes: list[str] = []
     for key in sorted(fresh):
         entry = fresh[key]
         recorded = ledger.entries.get(key)
@@ -81,15 +93,88 @@ def plan_record(ledger: Ledger, fresh: Mapping[str, Entry], *, force: bool = Fal
         if verdict.kind is Kind.REGRESSION and not force:
             refused.append(verdict)
         elif (recorded is not None and verdict.kind is Kind.MATCH and not verdict.reasons
-              and keeps_entry(entry, recorded)):
-            updates[key] = recorded
+              and (verdict.platform is not None or keeps_entry(entry, recorded))):
+            updates[key] = _without_outdated(key, recorded, notes)
         else:
-            updates[key] = entry
+            updates[key] = _new_primary(key, entry, recorded, notes, record_hint)
     removed: list[str] = []
     if seen is not None and root is not None:
         removed = stale_keys(ledger, root, set(seen) | set(fresh))
         removed += sorted(k for k in gone_tests if k in ledger.entries and k not in fresh)
-    return RecordPlan(updates, removed, refused)
+    return RecordPlan(updates, removed, refused, notes)
+
+
+def _new_primary(key: str, entry: Entry, recorded: Entry | None, notes: list[str],
+                 record_hint: str) -> Entry:
+    """``entry`` as the new primary: the platform entries still true of it kept."""
+    if recorded is None:
+        return entry
+    toolchain = entry.identity["toolchain"]
+    if recorded.identity["toolchain"] != toolchain:
+        notes.append(f"{key}: recorded under another toolchain than the primary's: this "
+                     f"replaces the primary entry; `{platform_command(record_hint)}` records "
+                     f"this machine's reading beside it instead")
+    kept = {tag: p for tag, p in recorded.platforms.items()
+            if p.inputs() == entry.inputs() and p.identity["toolchain"] != toolchain}
+    dropped = sorted(set(recorded.platforms) - set(kept))
+    if dropped:
+        notes.append(f"{key}: dropped platform entr{'y' if len(dropped) == 1 else 'ies'} "
+                     f"{', '.join(dropped)} (taken under other inputs or this toolchain)")
+    return dataclasses.replace(entry, platforms=kept)
+
+
+def _without_outdated(key: str, recorded: Entry, notes: list[str]) -> Entry:
+    """The primary kept as it is, less platform entries taken under an older source."""
+    outdated = outdated_platforms(recorded)
+    if not outdated:
+        return recorded
+    notes.append(f"{key}: dropped outdated platform entr{'y' if len(outdated) == 1 else 'ies'} "
+                 f"{', '.join(outdated)} (taken under an older source)")
+    return dataclasses.replace(recorded, platforms={
+        tag: p for tag, p in recorded.platforms.items() if tag not in outdated})
+
+
+def _plan_platform(ledger: Ledger, fresh: Mapping[str, Entry], tag: str, force: bool,
+                   record_hint: str) -> RecordPlan:
+    """Each reading as ``tag``'s platform entry; the primary never touched."""
+    updates: dict[str, Entry] = {}
+    refused: list[Verdict] = []
+    notes: list[str] = []
+    for key in sorted(fresh):
+        entry = fresh[key]
+        recorded = ledger.entries.get(key)
+        if recorded is None:
+            refused.append(Verdict(key, Kind.ABSENT, digest=entry.digest, note=(
+                f"a platform entry sits beside a primary entry: record that first with "
+                f"{record_hint}")))
+            continue
+        if entry.inputs() != recorded.inputs():
+            primary = judge(reading_of(key, entry), recorded.primary)
+            refused.append(dataclasses.replace(primary, note=(
+                f"a platform entry is taken under the primary's source, media and fonts: "
+                f"record the primary first with {record_hint}")))
+            continue
+        if entry.identity["toolchain"] == recorded.identity["toolchain"]:
+            notes.append(f"{key}: this is the primary entry's toolchain: no platform entry "
+                         f"{tag} recorded (the primary is this machine's entry)")
+            updates[key] = recorded
+            continue
+        current = recorded.platforms.get(tag)
+        verdict = judge(reading_of(key, entry), current)
+        verdict = dataclasses.replace(verdict, platform=tag if current is not None else None)
+        if verdict.kind is Kind.ERROR:
+            updates[key] = recorded
+            continue
+        if verdict.kind is Kind.REGRESSION and not force:
+            refused.append(verdict)
+            continue
+        if (current is not None and verdict.kind is Kind.MATCH and not verdict.reasons
+                and keeps_entry(entry, current)):
+            updates[key] = recorded
+            continue
+        updates[key] = dataclasses.replace(
+            recorded, platforms=dict(sorted({**recorded.platforms, tag: entry}.items())))
+    return RecordPlan(updates, [], refused, notes)
 
 
 def mixed_toolchains(entries: Mapping[str, Entry], record_hint: str = "--record") -> str | None:
@@ -135,6 +220,9 @@ def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str
         "compared_frames": verdict.compared_frames,
         "error": verdict.error,
         "note": verdict.note,
+        "platform": verdict.platform,
+        "outdated_platforms": list(verdict.outdated),
+        "bounds": dict(verdict.bounds) if verdict.bounds is not None else None,
         "line": verdict.line(record_hint),
         "evidence": verdict.evidence.to_json() if verdict.evidence is not None else None,
     }
@@ -148,6 +236,8 @@ def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
         excused=data["excused"], digest=data["digest"],
         differing_frames=tuple(data["differing_frames"]),
         compared_frames=data["compared_frames"], error=data["error"], note=data["note"],
+        platform=data.get("platform"), outdated=tuple(data.get("outdated_platforms", ())),
+        bounds=data.get("bounds"),
         evidence=FilmEvidence.from_json(data["evidence"]) if data.get("evidence") else None,
     )
 

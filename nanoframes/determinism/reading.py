@@ -30,7 +30,15 @@ from .identity import (
     toolchain_parts,
 )
 from .ledger import Entry, Ledger, read_ledger
-from .verdict import Reading, Verdict, error, excuse_for, excused_list, judge
+from .verdict import (
+    Reading,
+    Verdict,
+    error,
+    excuse_bounds_for,
+    excuse_for,
+    excused_list,
+    judge,
+)
 
 # file versions (path, mtime_ns, size, inode) of a composition and its nested
 # children -> source digest. The projection is the only costly part: media and
@@ -235,6 +243,7 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
     except NanoframesError as exc:
         return error(key, str(exc)), None
     reason = excuse_for(key, excused, reading.composition_id)
+    # An excuse with bounds is judged by the caller, with the pixels (evidence/pixels.py).
     return judge(reading, ledger.entries.get(key), excused=reason), reading
 
 
@@ -256,4 +265,10 @@ def check_composition(comp: Composition, key: str, *, config: Config | None = No
     except NanoframesError as exc:
         return error(key, str(exc)), None
     reason = excuse_for(key, excused, reading.composition_id)
-    return judge(reading, ledger.entries.get(key), excused=reason), reading
+    verdict = judge(reading, ledger.entries.get(key), excused=reason)
+    # No frames are compared here: an excuse with bounds cannot be shown to hold,
+    # so it does not (the command line and collected items measure them).
+    from .tolerance import apply_bounds
+
+    bounds = excuse_bounds_for(key, config, reading.composition_id)
+    return apply_bounds(verdict, bounds, None), reading

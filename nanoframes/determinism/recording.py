@@ -43,6 +43,7 @@ class Committed:
     refused: list[Verdict] = field(default_factory=list)
     written: bool = False
     replaced: str | None = None  # the note when an unreadable ledger was set aside
+    notes: list[str] = field(default_factory=list)  # policy's lines (platform entries)
 
 
 def lock_path(ledger_path: Path) -> Path:
@@ -131,16 +132,19 @@ def read_for_recording(path: Path, force: bool) -> tuple[Ledger, NanoframesError
 
 def commit(path: Path, fresh: Mapping[str, Entry], *, force: bool = False,
            root: Path | None = None, seen: Iterable[str] | None = None,
-           gone_tests: Iterable[str] = ()) -> Committed:
+           gone_tests: Iterable[str] = (), platform: str | None = None,
+           record_hint: str = "--record") -> Committed:
     """Record ``fresh`` (entries by key) into the ledger at ``path`` under its lock.
 
     ``seen`` and ``root`` are given when the recording covered everything: stale
     entries go. The ledger is written only when something changed (or it is new).
+    With ``platform`` (a tag) the readings are recorded as that platform's entries.
     """
     path = Path(path)
     with locked(path):
         ledger, unreadable = read_for_recording(path, force)
-        plan = plan_record(ledger, fresh, force=force, root=root, seen=seen, gone_tests=gone_tests)
+        plan = plan_record(ledger, fresh, force=force, root=root, seen=seen,
+                           gone_tests=gone_tests, platform=platform, record_hint=record_hint)
         new, summary = merge(ledger, plan.updates, plan.removed)
         note = None
         if unreadable is not None:
@@ -149,4 +153,4 @@ def commit(path: Path, fresh: Mapping[str, Entry], *, force: bool = False,
         if summary.changed or unreadable is not None or not path.exists():
             write_ledger(new)
             written = True
-    return Committed(summary, plan.refused, written, note)
+    return Committed(summary, plan.refused, written, note, plan.notes)

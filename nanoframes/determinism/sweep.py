@@ -102,6 +102,8 @@ class RecordResult:
     written: bool = False
     replaced: str | None = None  # --force set an unreadable ledger aside: what it says
     store_warning: str | None = None  # the frame store could not keep every frame
+    notes: list[str] = field(default_factory=list)  # the recording's own lines (platforms)
+    platform: str | None = None  # the tag recorded under, for a platform recording
 
     @property
     def exit_status(self) -> int:
@@ -239,12 +241,14 @@ def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | No
 
 def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,
            samples: int | None = None, jobs: int = 1, force: bool = False, dedup: bool = True,
-           all_: bool = False, progress: Progress | None = None, store: Path | None = None
-           ) -> RecordResult:
+           all_: bool = False, progress: Progress | None = None, store: Path | None = None,
+           platform: str | None = None) -> RecordResult:
     """Record fresh readings into the ledger (``recording.commit``: locked, re-read,
     merged by key, written once, atomically), by the rules of ``policy.plan_record``.
 
     With ``store``, every distinct frame digested is also kept there (frames/store.py).
+    With ``platform`` (a tag), the readings become that platform's entries beside
+    the primary ones (a platform recording never removes stale entries).
 
     A corrupt or conflicted ledger stops the recording unless ``force`` (then it
     is kept beside the new one, and the result says how many entries it replaced).
@@ -259,13 +263,13 @@ def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | N
     errors = [v for v in verdicts if v.kind is Kind.ERROR]
     fresh = {v.key: entry_from_reading(readings[v.key]) for v in verdicts
              if v.kind is not Kind.ERROR}
-    seen = {v.key for v in verdicts} if full else None
-    done = commit(path, fresh, force=force, root=config.root, seen=seen)
+    seen = {v.key for v in verdicts} if full and platform is None else None
+    done = commit(path, fresh, force=force, root=config.root, seen=seen, platform=platform)
     if done.summary.removed:
         verdicts += [_stale_verdict(key, ledger) for key in done.summary.removed]
         verdicts.sort(key=lambda v: v.key)
     return RecordResult(verdicts, done.summary, done.refused, errors, done.written,
-                        done.replaced, store_warning)
+                        done.replaced, store_warning, done.notes, platform)
 
 
 def _stale_verdict(key: str, ledger: Ledger) -> Verdict:

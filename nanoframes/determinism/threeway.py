@@ -10,12 +10,16 @@ nothing conflicts. Merged by key, per entry:
   result is always a valid ledger.
 
 Partial ledgers (one per machine or CI shard) merge the same way, with an empty
-or missing base. ``nanoframes ledger merge BASE OURS THEIRS`` writes the result
-over OURS, which makes it a git merge driver (``%O %A %B``).
+or missing base. Platform entries merge one by one, apart from their primary:
+two machines that each record their own platform entry both land.
+``nanoframes ledger merge BASE OURS THEIRS`` writes the result over OURS, which
+makes it a git merge driver (``%O %A %B``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -35,7 +39,22 @@ class MergeResult:
 
 def merge_entries(base: dict[str, Entry], ours: dict[str, Entry],
                   theirs: dict[str, Entry]) -> tuple[dict[str, Entry], list[str], list[str]]:
-    """The merged entries, the keys taken from theirs, and the conflicting keys."""
+    """The merged entries, the keys taken from theirs, and the conflicting keys
+    (a platform entry's named ``KEY [platform TAG]``)."""
+    primary, from_theirs, conflicts = _merge_three(*(
+        {k: getattr(e, "primary", e) for k, e in side.items()} for side in (base, ours, theirs)))
+    merged: dict[str, Entry] = {}
+    for key, entry in primary.items():
+        sides = [getattr(side.get(key), "platforms", {}) for side in (base, ours, theirs)]
+        platforms, taken, clashed = _merge_three(*sides)
+        from_theirs += [f"{key} [platform {tag}]" for tag in taken]
+        conflicts += [f"{key} [platform {tag}]" for tag in clashed]
+        merged[key] = dataclasses.replace(entry, platforms=platforms) if platforms else entry
+    return merged, sorted(from_theirs), sorted(conflicts)
+
+
+def _merge_three(base: Mapping[str, Entry], ours: Mapping[str, Entry],
+                 theirs: Mapping[str, Entry]) -> tuple[dict[str, Entry], list[str], list[str]]:
     merged: dict[str, Entry] = {}
     from_theirs: list[str] = []
     conflicts: list[str] = []

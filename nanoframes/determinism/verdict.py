@@ -8,14 +8,15 @@ the reasons are computed from the recorded identity, never guessed.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from pathlib import Path, PurePosixPath
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
-from ..config import Config, relative_key
+from ..config import Config, ExcuseBounds, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT
 from ..model.svg import composition_stem
@@ -25,6 +26,7 @@ from .ledger import Entry
 if TYPE_CHECKING:  # NumPy: loaded where frames are compared, not to judge digests
     from ..frames.compare import FilmEvidence
 
+T = TypeVar("T")
 EXCUSED_ENV = "EXCUSED_COMPOSITIONS"
 MAX_LISTED_FRAMES = 10
 
@@ -49,6 +51,12 @@ class Verdict:
     compared_frames: int = 0
     error: str | None = None
     note: str | None = None
+    # the platform entry the reading was judged against (or matched), if not the primary
+    platform: str | None = None
+    # platform entries taken under an older source than the primary's
+    outdated: tuple[str, ...] = ()
+    # a bounded excuse's bounds and what was measured against them (tolerance.py)
+    bounds: Mapping[str, object] | None = field(default=None, compare=False)
     # pixel evidence for the differing frames, attached after judging (evidence/pixels.py)
     evidence: FilmEvidence | None = field(default=None, compare=False)
 
@@ -62,24 +70,33 @@ class Verdict:
         text = self._body(record_hint)
         if self.note:
             text += f"; {self.note}"
+        if self.outdated:
+            tags = ", ".join(self.outdated)
+            one = len(self.outdated) == 1
+            text += (f"; platform entr{'y' if one else 'ies'} {tags} "
+                     f"{'is' if one else 'are'} outdated (taken under an older source): "
+                     f"refresh with `{platform_command(record_hint)}` on {tags}")
         return text
 
     def _body(self, record_hint: str) -> str:
         kind = self.kind
+        against = f"platform entry {self.platform}" if self.platform else ""
         if kind is Kind.MATCH:
             if self.reasons:
                 # Inputs moved yet every compared frame is the same: worth re-recording.
-                return f"match (recorded inputs moved: {', '.join(self.reasons)})"
-            return "match"
+                moved = f"recorded inputs moved: {', '.join(self.reasons)}"
+                return f"match ({against + '; ' if against else ''}{moved})"
+            return f"match ({against})" if against else "match"
         if kind is Kind.CHANGED:
             text = f"changed, {', '.join(self.reasons)}"
             if self.differing_frames:
                 text += f" ({self._frames_differ()})"
             return text
         if kind is Kind.REGRESSION:
+            head = f"regression against the {against}" if against else "regression"
             if not self.differing_frames:
-                return "regression, the film digest differs but no recorded frame digest does"
-            return f"regression, {self._frames_differ()}"
+                return f"{head}, the film digest differs but no recorded frame digest does"
+            return f"{head}, {self._frames_differ()}"
         if kind is Kind.ABSENT:
             return f"absent, no ledger entry; record it with {record_hint}"
         if kind is Kind.STALE:
@@ -104,7 +121,16 @@ class Verdict:
             return f"{self.kind.value.upper()} {self.key}: {self.summary(record_hint)}"
         # Reported on every run, a match loudest, so an exemption cannot outlive its cause.
         tail = "; it matches: remove the exemption" if self.kind is Kind.MATCH else ""
-        return f"EXCUSED {self.key}: {self.summary(record_hint)} (excused: {self.excused}{tail})"
+        within = f"; {self.bounds['text']}" if self.bounds and self.bounds.get("text") else ""
+        return (f"EXCUSED {self.key}: {self.summary(record_hint)} "
+                f"(excused: {self.excused}{within}{tail})")
+
+
+def platform_command(record_hint: str = "--record") -> str:
+    """The command that records a platform entry, in the front end's own words."""
+    if record_hint.startswith("--nf-"):
+        return f"pytest {record_hint} --nf-platform"
+    return f"nanoframes digest {record_hint} --platform"
 
 
 @dataclass(frozen=True)
@@ -148,11 +174,44 @@ def _reasons(reading: Reading, entry: Entry) -> tuple[str, ...]:
     return tuple(reasons)
 
 
+def outdated_platforms(entry: Entry) -> tuple[str, ...]:
+    """Platform entries taken under other inputs (source, media, fonts) than the primary."""
+    return tuple(sorted(tag for tag, p in entry.platforms.items() if p.inputs() != entry.inputs()))
+
+
 def judge(reading: Reading, entry: Entry | None, excused: str | None = None) -> Verdict:
-    """The verdict for ``reading`` against its ledger ``entry`` (None: not recorded)."""
-    key = reading.key
+    """The verdict for ``reading`` against its ledger ``entry`` (None: not recorded).
+
+    With platform entries: where the running toolchain is a platform entry's (and
+    the inputs are the same), the reading is judged against that entry, so a
+    regression on that platform is a regression; otherwise against the primary,
+    and a film equal to a platform entry of the same inputs is a match.
+    """
     if entry is None:
-        return Verdict(key, Kind.ABSENT, excused=excused, digest=reading.digest)
+        return Verdict(reading.key, Kind.ABSENT, excused=excused, digest=reading.digest)
+    if not entry.platforms:
+        return _judge_one(reading, entry, excused)
+    outdated = outdated_platforms(entry)
+    inputs = (reading.identity.get("source"), reading.identity.get("media"),
+              reading.identity.get("fonts"))
+    same_inputs = sorted((tag, p) for tag, p in entry.platforms.items() if p.inputs() == inputs)
+    toolchain = reading.identity.get("toolchain")
+    if toolchain != entry.identity.get("toolchain"):
+        for tag, platform in same_inputs:
+            if platform.identity.get("toolchain") == toolchain:
+                return dataclasses.replace(_judge_one(reading, platform, excused),
+                                           platform=tag, outdated=outdated)
+    verdict = _judge_one(reading, entry.primary, excused)
+    if verdict.kind is not Kind.MATCH:
+        for tag, platform in same_inputs:
+            against = _judge_one(reading, platform, excused)
+            if against.kind is Kind.MATCH:
+                return dataclasses.replace(against, platform=tag, outdated=outdated)
+    return dataclasses.replace(verdict, outdated=outdated)
+
+
+def _judge_one(reading: Reading, entry: Entry, excused: str | None) -> Verdict:
+    key = reading.key
 
     reasons = _reasons(reading, entry)
     note = None
@@ -221,15 +280,35 @@ def excused_list(config: Config, environ: Mapping[str, str] = os.environ) -> dic
 
     Names are relative POSIX paths, file names or composition ids/stems. When
     both sources name a composition, the configured reason (written by a human) wins.
+    An excuse limited to some ``platforms`` excuses nothing on another machine.
     """
-    result = {_normalise(name, config.root): reason for name, reason in config.excused.items()}
+    from .platforms import platform_tag
+
+    here: str | None = None
+    result = {}
+    for name, reason in config.excused.items():
+        limited = config.excuse_bounds.get(name)
+        if limited is not None and limited.platforms is not None:
+            here = here or platform_tag(environ)
+            if here not in limited.platforms:
+                continue
+        result[_normalise(name, config.root)] = reason
     for name in environ.get(EXCUSED_ENV, "").split():
         result.setdefault(_normalise(name, config.root), EXCUSED_ENV)
     return result
 
 
-def excuse_for(key: str, excused: Mapping[str, str],
-               composition_id: str | None = None) -> str | None:
+def excuse_bounds_for(key: str, config: Config,
+                      composition_id: str | None = None) -> ExcuseBounds | None:
+    """The bounds of ``key``'s configured excuse, if it was written with any."""
+    if not config.excuse_bounds:
+        return None
+    bounds = {_normalise(name, config.root): b for name, b in config.excuse_bounds.items()}
+    return excuse_for(key, bounds, composition_id)
+
+
+def excuse_for(key: str, excused: Mapping[str, T],
+               composition_id: str | None = None) -> T | None:
     """The reason ``key`` is excused: listed by path, file name, stem or composition id."""
     name = PurePosixPath(key).name
     stem = composition_stem(name)

@@ -73,7 +73,9 @@ def record_of(verdict: Verdict, moved: list[dict], sheet: str | None = None,
             "excused": verdict.excused, "reasons": list(verdict.reasons),
             "line": verdict.line(record_hint), "moved": moved,
             "evidence": evidence.to_json() if evidence is not None else None,
-            "sheet": sheet}
+            "sheet": sheet, "platform": verdict.platform,
+            "outdated_platforms": list(verdict.outdated),
+            "bounds": dict(verdict.bounds) if verdict.bounds is not None else None}
 
 
 def manifest(records: Iterable[dict]) -> dict:
@@ -92,6 +94,7 @@ def manifest(records: Iterable[dict]) -> dict:
     return {"version": MANIFEST_VERSION, "files": files,
             "compositions": [{"composition": r["composition"], "verdict": r["verdict"],
                               "summary": (r.get("evidence") or {}).get("summary"),
+                              "bounds": r.get("bounds"),
                               "sheet": r.get("sheet")}
                              for r in records if r["verdict"] != "match" or r.get("sheet")]}
 

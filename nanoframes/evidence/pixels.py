@@ -18,7 +18,8 @@ import numpy as np
 from ..config import Config
 from ..determinism.identity import TOOLCHAIN_PARTS
 from ..determinism.ledger import Entry
-from ..determinism.verdict import Kind, Reading, Verdict
+from ..determinism.tolerance import apply_bounds
+from ..determinism.verdict import Kind, Reading, Verdict, excuse_bounds_for
 from ..frames.compare import FilmEvidence, compare
 from ..frames.film import Film
 from ..frames.store import Store
@@ -46,9 +47,13 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
     """``verdict`` with pixel evidence attached (when it wants some), the expected
     and actual pixels of up to ``keep`` differing frames, and the identity inputs
     that moved."""
+    if entry is not None and verdict.platform in entry.platforms:
+        entry = entry.platforms[verdict.platform]  # what the reading was judged against
     moved = moved_inputs(entry, reading) if entry is not None and reading is not None else []
+    bounds = excuse_bounds_for(verdict.key, config,
+                               reading.composition_id if reading is not None else None)
     if not wants_evidence(verdict) or entry is None:
-        return Gathered(verdict, moved=moved)
+        return Gathered(apply_bounds(verdict, bounds, None), moved=moved)
     recorded = dict(zip(entry.indices, entry.frame_digests))
     store = Store(store_root) if store_root is not None else None
     # Which references exist is known from file names; each is decoded (and
@@ -72,7 +77,8 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
     hint = HINT if store is not None else "the store is off (--no-store)"
     evidence = FilmEvidence(verdict.compared_frames, tuple(diffs), tuple(unavailable),
                             hint if unavailable else "")
-    return Gathered(dataclasses.replace(verdict, evidence=evidence), images, moved)
+    verdict = apply_bounds(dataclasses.replace(verdict, evidence=evidence), bounds, evidence)
+    return Gathered(verdict, images, moved)
 
 
 def moved_inputs(entry: Entry, reading: Reading) -> list[dict]:

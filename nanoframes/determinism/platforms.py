@@ -1,0 +1,43 @@
+"""Platform tags: the readable name a platform entry of the ledger goes by.
+
+Every platform's thorvg-python wheel carries its own libthorvg, which may round
+an edge differently. A platform entry records such a machine's reading beside
+the primary one, named ``linux-x86_64``, ``macos-arm64``, ``windows-x86_64``:
+what a person reviewing the ledger can read. ``$NANOFRAMES_PLATFORM`` names the
+running machine otherwise (two builds on one machine, a CI image of its own).
+"""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import sys
+from collections.abc import Mapping
+
+from ..errors import NanoframesError
+
+PLATFORM_ENV = "NANOFRAMES_PLATFORM"
+_TAG = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")
+_SYSTEMS = {"darwin": "macos", "win32": "windows", "cygwin": "windows"}
+_MACHINES = {"amd64": "x86_64", "x64": "x86_64", "aarch64": "arm64", "arm64": "arm64",
+             "i686": "x86", "i386": "x86"}
+
+
+def valid_tag(tag: str, what: str = "platform tag") -> str:
+    """``tag`` if it is a readable tag (lowercase letters, digits, ``.``, ``_``, ``-``)."""
+    if not isinstance(tag, str) or not _TAG.fullmatch(tag):
+        raise NanoframesError("platform-invalid", f"{what} {tag!r} must be lowercase letters, "
+                              "digits, '.', '_' or '-' (for example linux-x86_64)")
+    return tag
+
+
+def platform_tag(environ: Mapping[str, str] = os.environ) -> str:
+    """The running machine's tag: ``$NANOFRAMES_PLATFORM``, else OS and CPU."""
+    chosen = environ.get(PLATFORM_ENV, "").strip()
+    if chosen:
+        return valid_tag(chosen, f"${PLATFORM_ENV}")
+    system = next((name for prefix, name in _SYSTEMS.items() if sys.platform.startswith(prefix)),
+                  sys.platform.split("-")[0].rstrip("0123456789") or "unknown")
+    machine = platform.machine().lower() or "unknown"
+    return f"{system}-{_MACHINES.get(machine, machine)}"

@@ -1,0 +1,425 @@
+"""Other machines, on one machine: platform entries, bounded excuses, the workflow.
+
+The second toolchain is real: ``NANOFRAMES_LIBTHORVG`` names a copy of the
+wheel's libthorvg with a byte appended (same code, same pixels, other bytes),
+so its ``libthorvg`` identity part differs. A regression on that toolchain is
+made the way tests/test_verdicts_e2e.py makes one: frames really rendered by
+ThorVG, then one pixel flipped before digesting. Drift against a bounded
+excuse is a reference store whose frames differ from the fresh ones by known
+amounts, as another machine's recording would leave it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+from test_plugin import make_project, outcomes, record, run
+
+from nanoframes.cli import main
+from nanoframes.config import load_config
+from nanoframes.determinism.ledger import Entry, Ledger, read_ledger, write_ledger
+from nanoframes.determinism.platforms import platform_tag
+from nanoframes.determinism.threeway import merge_files
+from nanoframes.engine.library import library_path
+from nanoframes.frames.digest import SHORT, film_digest, frame_digest
+from nanoframes.frames.film import Film
+from nanoframes.frames.store import Store
+
+ROOT = Path(__file__).resolve().parent.parent
+KEY = "examples/a.nf.svg"
+SVG = """<svg xmlns="http://www.w3.org/2000/svg" data-width="40" data-height="24"
+     data-fps="10" data-duration="0.4">
+  <rect id="box" x="1" y="1" width="8" height="8" fill="{fill}"/>
+  <script type="application/nanoframes+json">
+    {{"animations": [{{"target": "#box",
+      "keyframes": [{{"t": 0, "x": 1}}, {{"t": 0.4, "x": 30}}]}}]}}
+  </script>
+</svg>
+"""
+# Run as `python -c`: frames really drawn, then one pixel flipped in the frames
+# whose document draws the box at x=1 (frame 0), before they are digested.
+PERTURBED = """
+import sys
+from nanoframes.frames.film import Film
+real = Film.raster
+def raster(self, doc):
+    frame = real(self, doc)
+    if b'x="1"' in doc:
+        frame = frame.copy()
+        frame[0, 0, 0] ^= 0xFF
+    return frame
+Film.raster = raster
+from nanoframes.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def write(root: Path, fill: str = "#c03030") -> Path:
+    path = root / KEY
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(SVG.format(fill=fill))
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    return path
+
+
+def configure(root: Path, excused: str = "") -> None:
+    (root / "pyproject.toml").write_text(
+        "[tool.nanoframes]\n" + (f"[tool.nanoframes.excused]\n{excused}\n" if excused else ""))
+    load_config.cache_clear()  # the same project root, a new table
+
+
+@pytest.fixture
+def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    for name in ("EXCUSED_COMPOSITIONS", "NANOFRAMES_PLATFORM", "NANOFRAMES_LIBTHORVG"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.chdir(tmp_path)
+    configure(tmp_path)
+    write(tmp_path)
+    return tmp_path
+
+
+@pytest.fixture(scope="module")
+def other_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    copy = tmp_path_factory.mktemp("build") / library_path().name
+    shutil.copyfile(library_path(), copy)
+    with open(copy, "ab") as fh:
+        fh.write(b"\0")  # other bytes, same code
+    return copy
+
+
+def cli(root: Path, *args: str, build: Path | None = None, perturbed: bool = False
+        ) -> tuple[int, list[str]]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("NANOFRAMES_LIBTHORVG", "NANOFRAMES_PLATFORM")}
+    env["NANOFRAMES_RECORD_IN_CI"] = "1"
+    if build is not None:
+        env["NANOFRAMES_LIBTHORVG"] = str(build)
+    head = ["-c", PERTURBED] if perturbed else ["-m", "nanoframes"]
+    run = subprocess.run([sys.executable, *head, "digest", "-j", "1", *args], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert "Traceback" not in run.stderr, run.stderr
+    return run.returncode, run.stdout.splitlines()
+
+
+def elsewhere(entry: Entry, hexdigit: str) -> Entry:
+    """``entry`` as another machine's libthorvg (named by its digest) would record it."""
+    return replace(entry, toolchain_parts={**entry.toolchain_parts, "libthorvg": hexdigit * 64},
+                   identity={**entry.identity, "toolchain": hexdigit * 64})
+
+
+def digest(capsys, *args: str) -> tuple[int, list[str]]:
+    status = main(["digest", "-j", "1", *args])
+    return status, capsys.readouterr().out.splitlines()
+
+
+def doc(root: Path) -> dict:
+    return json.loads((root / "tests" / "digests.json").read_text())
+
+
+# --- a second toolchain: match, a platform entry, a regression against it --------------
+
+def test_a_platform_entry_judges_its_own_toolchain(proj: Path, other_build: Path) -> None:
+    tag = platform_tag()
+    assert cli(proj, "--record")[0] == 0
+    primary = doc(proj)["compositions"][KEY]
+    assert doc(proj)["version"] == 1  # no platform entry: the format older readers know
+
+    assert cli(proj, "--check", build=other_build) == (0, [
+        f"MATCH {KEY}: match (recorded inputs moved: toolchain changed (libthorvg))",
+        "1 composition: 1 match"])
+
+    status, out = cli(proj, "--record", "--platform", build=other_build)
+    assert status == 0 and out[0].startswith(f"updated    {KEY} (platform entry {tag}): match")
+    data = doc(proj)
+    assert data["version"] == 2
+    entry = data["compositions"][KEY]
+    platform = entry.pop("platforms")[tag]
+    assert entry == primary  # the primary never touched
+    assert platform["toolchain_parts"]["libthorvg"] != primary["toolchain_parts"]["libthorvg"]
+    assert platform["digest"] == primary["digest"]  # same pixels, other bytes
+
+    assert cli(proj, "--check", build=other_build)[1][0] == \
+        f"MATCH {KEY}: match (platform entry {tag})"
+    assert cli(proj, "--check")[1][0] == f"MATCH {KEY}: match"  # the primary's own toolchain
+
+    # The same inputs drew other pixels on that toolchain: a regression, not "changed".
+    status, out = cli(proj, "--check", build=other_build, perturbed=True)
+    assert status == 1
+    assert out[0] == (f"REGRESSION {KEY}: regression against the platform entry {tag}, "
+                      "1 of 4 frames differ: 0")
+    before = (proj / "tests" / "digests.json").read_bytes()
+    status, out = cli(proj, "--record", "--platform", build=other_build, perturbed=True)
+    assert status == 1 and out[0].startswith(f"REFUSED {KEY}: regression against the platform")
+    assert (proj / "tests" / "digests.json").read_bytes() == before
+
+    # A plain --record on that toolchain keeps the primary: the platform entry matches.
+    assert cli(proj, "--record", build=other_build)[1][0] == f"unchanged  {KEY}"
+    # On a toolchain with no entry of its own it replaces the primary, says so, names --platform.
+    third = proj / "third" / other_build.name
+    third.parent.mkdir()
+    third.write_bytes(other_build.read_bytes() + b"\0")
+    status, out = cli(proj, "--record", build=third)
+    assert status == 0
+    assert f"NOTE {KEY}: recorded under another toolchain than the primary's: this replaces " \
+           "the primary entry; `nanoframes digest --record --platform` records this " \
+           "machine's reading beside it instead" in out
+    assert sorted(doc(proj)["compositions"][KEY]["platforms"]) == [tag]  # still true of it
+    assert cli(proj, "--check", build=other_build)[1][0] == \
+        f"MATCH {KEY}: match (platform entry {tag})"
+
+
+def test_a_platform_entry_needs_a_primary_and_the_tag_is_checked(proj: Path, capsys) -> None:
+    status, out = digest(capsys, "--record", "--platform", "macos-arm64")
+    assert status == 1
+    assert out[0] == (f"REFUSED {KEY}: absent, no ledger entry; record it with --record; a "
+                      "platform entry sits beside a primary entry: record that first with "
+                      "--record; not recorded")
+    assert main(["digest", "--record", "--platform", "Not A Tag"]) == 2
+    assert "error[platform-invalid]" in capsys.readouterr().err
+    assert main(["digest", "--check", "--platform"]) == 2
+
+
+def test_an_outdated_platform_entry_is_reported_then_dropped(proj: Path, capsys) -> None:
+    """Two branches: one re-records the primary after an edit, the other adds a platform
+    entry under the old source; `ledger merge` joins them, and the check says so."""
+    ledger = proj / "tests" / "digests.json"
+    digest(capsys, "--record")
+    base = ledger.read_bytes()
+    old = read_ledger(ledger)
+    theirs = proj / "theirs.json"
+    entry = old.entries[KEY]
+    other = elsewhere(entry, "0")
+    write_ledger(Ledger(theirs, {KEY: replace(entry, platforms={"macos-arm64": other})}))
+    write(proj, fill="#000000")
+    digest(capsys, "--record")
+    (proj / "base.json").write_bytes(base)
+    result = merge_files(proj / "base.json", ledger, theirs)
+    assert result.conflicts == [] and result.from_theirs == [f"{KEY} [platform macos-arm64]"]
+
+    status, out = digest(capsys, "--check")
+    assert status == 0
+    assert out[0] == (f"MATCH {KEY}: match; platform entry macos-arm64 is outdated (taken "
+                      "under an older source): refresh with `nanoframes digest --record "
+                      "--platform` on macos-arm64")
+    status, out = digest(capsys, "--record")
+    assert f"NOTE {KEY}: dropped outdated platform entry macos-arm64 (taken under an older " \
+           "source)" in out
+    assert "platforms" not in doc(proj)["compositions"][KEY]
+    assert digest(capsys, "--check")[1][0] == f"MATCH {KEY}: match"
+
+
+def test_two_machines_platform_entries_merge_by_tag(proj: Path, capsys) -> None:
+    ledger = proj / "tests" / "digests.json"
+    digest(capsys, "--record")
+    entry = read_ledger(ledger).entries[KEY]
+    sides = {}
+    for tag, lib in (("linux-arm64", "a"), ("windows-x86_64", "b")):
+        sides[tag] = proj / f"{tag}.json"
+        write_ledger(Ledger(sides[tag], {KEY: replace(entry, platforms={
+            tag: elsewhere(entry, lib)})}))
+    shutil.copyfile(ledger, proj / "base.json")
+    result = merge_files(proj / "base.json", sides["linux-arm64"], sides["windows-x86_64"])
+    assert result.conflicts == []
+    assert sorted(read_ledger(sides["linux-arm64"]).entries[KEY].platforms) == [
+        "linux-arm64", "windows-x86_64"]
+
+
+# --- tolerance-bounded excuses --------------------------------------------------------
+
+def drift(root: Path, changes: dict[int, tuple[int, int]]) -> None:
+    """Make the ledger and the store say another machine drew frame ``i`` with ``n``
+    pixels off by ``d`` (``changes[i] = (n, d)``), under its own libthorvg."""
+    ledger = read_ledger(root / "tests" / "digests.json")
+    entry = ledger.entries[KEY]
+    store = Store(root / ".nanoframes" / "store")
+    film = Film.open(root / KEY, root)
+    digests = []
+    for index, frame in film.frames(range(entry.frames)):
+        frame = frame.copy()
+        pixels, delta = changes.get(index, (0, 0))
+        for n in range(pixels):
+            y, x = divmod(n, frame.shape[1])
+            alpha = int(frame[y, x, 3])
+            frame[y, x, 3] = alpha + delta if alpha + delta <= 255 else alpha - delta
+        digests.append(frame_digest(frame))
+        store.put(frame)
+    other = replace(elsewhere(entry, "0"), frame_digests=tuple(d[:SHORT] for d in digests),
+                    digest=film_digest(digests))
+    write_ledger(Ledger(ledger.path, {KEY: other}))
+
+
+BOUNDED = ('"{name}" = {{ reason = "edge rounding differs per build", max-delta = 3, '
+           'max-pixels = 10, max-frames = 2{extra} }}')
+
+
+@pytest.mark.parametrize("changes, line", [
+    ({1: (9, 3), 2: (10, 1)}, "within its bounds: 2 frames ≤ max-frames 2, 10 px ≤ max-pixels "
+                              "10, ±3/255 ≤ max-delta 3"),
+    ({1: (14, 2)}, "not excused (edge rounding differs per build): frame 1: 14 px > max-pixels "
+                   "10"),
+    ({2: (4, 9)}, "not excused (edge rounding differs per build): frame 2: ±9/255 > max-delta 3"),
+    ({0: (1, 1), 1: (1, 1), 3: (1, 1)}, "not excused (edge rounding differs per build): 3 "
+                                        "frames differ > max-frames 2"),
+])
+def test_drift_within_and_beyond_each_bound(proj: Path, capsys, changes, line) -> None:
+    configure(proj, BOUNDED.format(name=KEY, extra=""))
+    digest(capsys, "--record")
+    drift(proj, changes)
+    status, out = digest(capsys, "--check")
+    head = (f"changed, toolchain changed (libthorvg) ({len(changes)} of 4 frames differ: "
+            f"{', '.join(map(str, sorted(changes)))})")
+    if line.startswith("within"):
+        assert status == 0
+        assert out[0] == (f"EXCUSED {KEY}: {head} (excused: edge rounding differs per build; "
+                          f"{line})")
+    else:
+        assert status == 1
+        assert out[0] == f"CHANGED {KEY}: {head}; {line}"
+    status, out = digest(capsys, "--check", "--json")
+    bounds = json.loads("\n".join(out))["verdicts"][0]["bounds"]
+    assert bounds["within"] is line.startswith("within")
+    assert (bounds["frames"], bounds["max-pixels"], bounds["max-delta"]) == (len(changes), 10, 3)
+    assert bounds["pixels"] == max(n for n, _ in changes.values())
+    assert bounds["delta"] == max(d for _, d in changes.values())
+
+
+def test_no_reference_frames_is_not_excused(proj: Path, capsys) -> None:
+    configure(proj, BOUNDED.format(name="a", extra=""))
+    digest(capsys, "--record")
+    drift(proj, {1: (2, 1)})
+    shutil.rmtree(proj / ".nanoframes" / "store")
+    status, out = digest(capsys, "--check")
+    assert status == 1
+    assert out[0].endswith("; not excused (edge rounding differs per build): frame 1: no "
+                           "reference frame in the store")
+
+
+def test_an_excuse_for_other_platforms_excuses_nothing_here(proj: Path, capsys,
+                                                             monkeypatch) -> None:
+    configure(proj, BOUNDED.format(name=KEY, extra=', platforms = ["elsewhere-arm64"]'))
+    digest(capsys, "--record")
+    drift(proj, {1: (2, 1)})
+    status, out = digest(capsys, "--check")
+    assert status == 1 and out[0].startswith(f"CHANGED {KEY}: changed")
+    monkeypatch.setenv("NANOFRAMES_PLATFORM", "elsewhere-arm64")
+    status, out = digest(capsys, "--check")
+    assert status == 0 and out[0].startswith(f"EXCUSED {KEY}: changed")
+    assert "within its bounds: 1 frame ≤ max-frames 2, 2 px ≤ max-pixels 10" in out[0]
+
+
+def test_a_bounded_excuse_whose_composition_matches_again_is_reported(proj: Path,
+                                                                       capsys) -> None:
+    configure(proj, BOUNDED.format(name=KEY, extra=""))
+    digest(capsys, "--record")
+    status, out = digest(capsys, "--check")
+    assert status == 0
+    assert out[0] == (f"EXCUSED {KEY}: match (excused: edge rounding differs per build; it "
+                      "matches: remove the exemption)")
+
+
+def test_a_bad_bound_is_a_configuration_error(proj: Path, capsys) -> None:
+    configure(proj, f'"{KEY}" = {{ reason = "x", max-delta = 300 }}')
+    assert main(["digest", "--check"]) == 2
+    assert "'max-delta' must be an integer from 0 to 255" in capsys.readouterr().err
+
+
+# --- the pytest plugin: --nf-platform, and the excused outcome with its numbers -------
+
+def test_the_plugin_records_and_judges_platform_entries(pytester: pytest.Pytester,
+                                                        monkeypatch, other_build: Path) -> None:
+    make_project(pytester, names=("a",))
+    record(pytester)
+    monkeypatch.setenv("NANOFRAMES_LIBTHORVG", str(other_build))
+    monkeypatch.setenv("NANOFRAMES_PLATFORM", "ci-box")
+    result = record(pytester, "--nf-platform")
+    result.stdout.fnmatch_lines(["  updated examples/a.nf.svg (platform entry ci-box)"])
+    entry = json.loads((pytester.path / "tests" / "digests.json").read_text())[
+        "compositions"][KEY]
+    assert list(entry["platforms"]) == ["ci-box"]
+    result = run(pytester, "--nf-check", "--nf-report", "report.json")
+    assert result.ret == 0, result.stdout.str()
+    verdicts = json.loads((pytester.path / "report.json").read_text())["verdicts"]
+    assert [(v["key"], v["platform"], v["line"]) for v in verdicts] == [
+        (KEY, "ci-box", f"MATCH {KEY}: match (platform entry ci-box)")]
+    assert "--nf-platform only applies to --nf-record" in run(
+        pytester, "--nf-check", "--nf-platform").stderr.str()
+
+
+def test_the_plugin_says_excused_with_the_numbers(pytester: pytest.Pytester,
+                                                  monkeypatch) -> None:
+    make_project(pytester, names=("a",), extra="[tool.nanoframes.excused]\n"
+                 + BOUNDED.format(name="a", extra=""))
+    record(pytester)
+    monkeypatch.chdir(pytester.path)
+    drift(pytester.path, {2: (5, 2)})
+    result = run(pytester, "--nf-check")
+    assert result.ret == 0, result.stdout.str()
+    assert outcomes(result) == {"excused": 1, "passed": 1}
+    result.stdout.fnmatch_lines([
+        f"EXCUSED {KEY}: changed, toolchain changed (libthorvg) (1 of 4 frames differ: 2) "
+        "(excused: edge rounding differs per build; within its bounds: 1 frame ≤ max-frames 2, "
+        "5 px ≤ max-pixels 10, ±2/255 ≤ max-delta 3)"])
+
+
+# --- the cross-machine workflow -------------------------------------------------------
+
+def test_the_workflow_shares_the_store_and_keeps_its_evidence() -> None:
+    yaml = pytest.importorskip("yaml")
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "determinism.yml").read_text())
+    on = flow.get("on", flow.get(True))  # YAML 1.1 reads a bare `on` as true
+    assert "record-platforms" in on["workflow_dispatch"]["inputs"]
+    jobs = flow["jobs"]
+    reference = "\n".join(s.get("run", "") for s in jobs["reference"]["steps"])
+    assert "nanoframes store --export" in reference
+    check = jobs["check"]
+    assert check["needs"] == "reference"
+    oses = check["strategy"]["matrix"]["os"]
+    assert {o.split("-")[0] for o in oses} == {"ubuntu", "macos", "windows"}
+    runs = "\n".join(s.get("run", "") for s in check["steps"])
+    assert "nanoframes store --import" in runs
+    assert "--artifacts" in runs and "--html" in runs
+    assert "--record --platform" in runs and "inputs.record-platforms" in json.dumps(check)
+    uploads = [s for s in check["steps"] if str(s.get("uses", "")).startswith(
+        "actions/upload-artifact")]
+    assert uploads and all("always()" in s.get("if", "") for s in uploads)  # whatever the outcome
+    assert "ledger" in uploads[-1]["with"]["name"] and "tests/digests.json" in uploads[-1]["with"][
+        "path"]
+
+
+def test_where_no_frames_are_compared_a_bounded_excuse_does_not_excuse(proj: Path,
+                                                                        capsys) -> None:
+    import nanoframes.api as nf
+
+    configure(proj, BOUNDED.format(name=KEY, extra=""))
+    digest(capsys, "--record")
+    drift(proj, {1: (2, 1)})
+    verdict = nf.judge(nf.load(proj / KEY))
+    assert verdict.excused is None
+    assert verdict.line().endswith("; not excused (edge rounding differs per build): no "
+                                   "reference frames to measure the drift against")
+
+
+def test_a_bad_platform_entry_is_named(proj: Path, capsys) -> None:
+    digest(capsys, "--record")
+    data = doc(proj)
+    entry = data["compositions"][KEY]
+    platform = json.loads(json.dumps(entry))
+    del platform["frame_digests"]
+    entry["platforms"] = {"macos-arm64": platform}
+    data["version"] = 2
+    (proj / "tests" / "digests.json").write_text(json.dumps(data))
+    assert main(["digest", "--check"]) == 2
+    assert (f"error[ledger-invalid]: entry '{KEY}' platform 'macos-arm64': missing field "
+            "'frame_digests'") in capsys.readouterr().err
+    entry["platforms"] = {"Mac OS": entry["platforms"]["macos-arm64"]}
+    (proj / "tests" / "digests.json").write_text(json.dumps(data))
+    assert main(["digest", "--check"]) == 2
+    assert "platform tag 'Mac OS' must be lowercase" in capsys.readouterr().err
