@@ -85,6 +85,7 @@ def test_spare_threads_needs_two_cpus_per_worker(monkeypatch) -> None:
     from nanoframes.frames import workers
 
     monkeypatch.setattr(workers, "available_cpus", lambda: 4)  # this process's CPUs
+    monkeypatch.setattr(workers, "_sharing", 1)  # not an xdist worker sharing them
     assert spare_threads(2) and not spare_threads(3)
 
 
