@@ -28,8 +28,8 @@ import pytest
 from nanoframes.determinism.ledger import Ledger, read_ledger, write_ledger
 from nanoframes.errors import NanoframesError
 
-KILLS_DIGEST = 12
-KILLS_PYTEST = 12
+KILLS_DIGEST = 8
+KILLS_PYTEST = 8
 TEMP_NAME = re.compile(r"^\.digests\.json\..+\.tmp$")  # write_ledger's mkstemp name
 
 PYPROJECT = """\

@@ -1,7 +1,9 @@
 """pytest_nanoframes end to end: pytest in a subprocess (pytester), rendering for real.
 
 Each test builds a tiny project (64x64 compositions of 4 frames) in the
-pytester directory. The outcome tests run serially and under ``-n 2``.
+pytester directory. Each outcome is tested serially; one project holding every
+outcome is checked serially and under ``-n 2`` and must give the same outcomes,
+lines and report (an xdist run per outcome would only repeat that).
 """
 
 from __future__ import annotations
@@ -179,33 +181,30 @@ def test_match_passes(pytester: pytest.Pytester, xdist: list[str]) -> None:
     assert result.ret == 0
 
 
-@SERIAL_AND_XDIST
-def test_absent_fails_telling_to_record(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_absent_fails_telling_to_record(pytester: pytest.Pytester, ) -> None:
     make_project(pytester, names=("a",))
-    result = run(pytester, "--nf-check", *xdist)
+    result = run(pytester, "--nf-check")
     result.assert_outcomes(failed=1)
     result.stdout.fnmatch_lines([
         "ABSENT examples/a.nf.svg: absent, no ledger entry; record it with --nf-record"])
     assert_no_traceback(result)
 
 
-@SERIAL_AND_XDIST
-def test_changed_xfails_with_reasons(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_changed_xfails_with_reasons(pytester: pytest.Pytester, ) -> None:
     make_project(pytester)
     record(pytester)
     write(pytester, "b", fill="#00ff00")
-    result = run(pytester, "--nf-check", "-rx", *xdist)
+    result = run(pytester, "--nf-check", "-rx")
     result.assert_outcomes(passed=3, xfailed=1)
     assert result.ret == 0
     result.stdout.fnmatch_lines(["XFAIL examples/b.nf.svg::b - changed, source changed*"])
 
 
-@SERIAL_AND_XDIST
-def test_changed_fails_under_strict(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_changed_fails_under_strict(pytester: pytest.Pytester, ) -> None:
     make_project(pytester)
     record(pytester)
     write(pytester, "b", fill="#00ff00")
-    result = run(pytester, "--nf-check", "--nf-strict", *xdist)
+    result = run(pytester, "--nf-check", "--nf-strict")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines(["CHANGED examples/b.nf.svg: changed, source changed*"])
     assert_no_traceback(result)
@@ -218,12 +217,11 @@ def test_strict_in_ini(pytester: pytest.Pytester) -> None:
     run(pytester, "--nf-check").assert_outcomes(passed=3, failed=1)
 
 
-@SERIAL_AND_XDIST
-def test_regression_fails_naming_frames(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_regression_fails_naming_frames(pytester: pytest.Pytester, ) -> None:
     ledger = make_project(pytester)
     record(pytester)
     tamper(ledger, "examples/a.nf.svg", frame=2)
-    result = run(pytester, "--nf-check", *xdist)
+    result = run(pytester, "--nf-check")
     result.stdout.fnmatch_lines([  # first: on a mismatch, this shows the whole output
         "REGRESSION examples/a.nf.svg: regression, 1 of 4 frames differ: 2",
         "  every recorded input is identical (source, media, fonts, toolchain)*",
@@ -234,25 +232,22 @@ def test_regression_fails_naming_frames(pytester: pytest.Pytester, xdist: list[s
     assert_no_traceback(result)
 
 
-@SERIAL_AND_XDIST
-def test_bad_composition_fails_with_one_line(pytester: pytest.Pytester,
-                                             xdist: list[str]) -> None:
+def test_bad_composition_fails_with_one_line(pytester: pytest.Pytester) -> None:
     make_project(pytester, names=("a",))
     record(pytester)
     (pytester.path / "examples" / "bad.nf.svg").write_text("<svg data-width='64'>\n")
-    result = run(pytester, "--nf-check", "examples", *xdist)
+    result = run(pytester, "--nf-check", "examples")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["ERROR examples/bad.nf.svg: error, *error?xml-malformed?*"])
     assert_no_traceback(result)
 
 
-@SERIAL_AND_XDIST
-def test_excused_has_its_own_status(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_excused_has_its_own_status(pytester: pytest.Pytester, ) -> None:
     make_project(pytester, extra='[tool.nanoframes.excused]\n'
                                  '"examples/b.nf.svg" = "fonts differ on macOS"\n')
     record(pytester)
     write(pytester, "b", fill="#00ff00")
-    result = run(pytester, "--nf-check", *xdist)
+    result = run(pytester, "--nf-check")
     assert result.ret == 0
     assert outcomes(result) == {"passed": 3, "excused": 1}
     result.stdout.fnmatch_lines([
@@ -261,13 +256,12 @@ def test_excused_has_its_own_status(pytester: pytest.Pytester, xdist: list[str])
     ])
 
 
-@SERIAL_AND_XDIST
-def test_excused_match_is_reported(pytester: pytest.Pytester, xdist: list[str],
+def test_excused_match_is_reported(pytester: pytest.Pytester,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
     make_project(pytester)
     record(pytester)
     monkeypatch.setenv("EXCUSED_COMPOSITIONS", "a c.nf.svg")
-    result = run(pytester, "--nf-check", "-v", *xdist)
+    result = run(pytester, "--nf-check", "-v")
     assert result.ret == 0
     assert outcomes(result) == {"passed": 2, "excused": 2}
     assert any("EXCUSED" in line and "examples/a.nf.svg::a" in line
@@ -275,8 +269,32 @@ def test_excused_match_is_reported(pytester: pytest.Pytester, xdist: list[str],
     result.stdout.fnmatch_lines([
         "EXCUSED examples/a.nf.svg: match* (excused: EXCUSED_COMPOSITIONS; "
         "it matches: remove the exemption)"])
-    strict = run(pytester, "--nf-check", "--nf-strict", *xdist)
+    strict = run(pytester, "--nf-check", "--nf-strict")
     strict.assert_outcomes(passed=2, failed=2)
+
+
+def test_every_outcome_is_the_same_serially_and_under_xdist(
+        pytester: pytest.Pytester) -> None:
+    ledger = make_project(pytester, names=("a", "b", "c", "e"),
+                          extra='[tool.nanoframes.excused]\n"examples/e.nf.svg" = "pending"\n')
+    record(pytester, "-n", "2")
+    write(pytester, "b", fill="#00ff00")                       # changed
+    tamper(ledger, "examples/c.nf.svg", frame=1)               # regression
+    write(pytester, "e", fill="#0000ff")                       # excused
+    write(pytester, "d")                                       # absent
+    (pytester.path / "examples" / "bad.nf.svg").write_text("<svg data-width='64'>\n")  # error
+    seen = {}
+    for mode, xdist in (("serial", []), ("xdist", ["-n", "2"])):
+        result = run(pytester, "--nf-check", "-rx", "--nf-report", f"{mode}.json", *xdist)
+        report = json.loads((pytester.path / f"{mode}.json").read_text())
+        lines = sorted(line for line in result.outlines
+                       if line.split(" ", 1)[0] in ("ABSENT", "REGRESSION", "ERROR", "EXCUSED",
+                                                    "XFAIL", "LEDGER"))
+        seen[mode] = (outcomes(result), lines, sorted(
+            (v["key"], v["verdict"], v["outcome"], v["line"]) for v in report["verdicts"]))
+        assert_no_traceback(result)
+    assert seen["serial"] == seen["xdist"]
+    assert seen["serial"][0] == {"passed": 1, "xfailed": 1, "failed": 4, "excused": 1}
 
 
 # --- the ledger item -----------------------------------------------------------------
@@ -345,13 +363,12 @@ def test_junit_xml_carries_properties(pytester: pytest.Pytester) -> None:
     assert props["b"]["nf_reasons"].startswith("source changed")
 
 
-@SERIAL_AND_XDIST
-def test_json_report_lists_every_verdict(pytester: pytest.Pytester, xdist: list[str]) -> None:
+def test_json_report_lists_every_verdict(pytester: pytest.Pytester) -> None:
     ledger = make_project(pytester)
     record(pytester)
     write(pytester, "b", fill="#00ff00")
     tamper(ledger, "examples/c.nf.svg", frame=0)
-    run(pytester, "--nf-check", "--nf-report", "out/report.json", *xdist)
+    run(pytester, "--nf-check", "--nf-report", "out/report.json")
     report = json.loads((pytester.path / "out" / "report.json").read_text())
     assert report["mode"] == "check"
     assert report["ledger"] == "tests/digests.json"

@@ -1,5 +1,6 @@
 """--nf-record end to end: merged by key, written once by the controller, and the
-same ledger and outcomes serially and under pytest-xdist (``-n 2``)."""
+same ledger and outcomes serially and under pytest-xdist (``-n 2``): one project
+with every outcome checks that; each behaviour is otherwise tested serially."""
 
 from __future__ import annotations
 
@@ -32,11 +33,9 @@ def without_modules(text: str) -> dict:
     return doc
 
 
-@SERIAL_AND_XDIST
-def test_record_writes_every_entry_and_says_so(pytester: pytest.Pytester,
-                                                xdist: list[str]) -> None:
+def test_record_writes_every_entry_and_says_so(pytester: pytest.Pytester) -> None:
     ledger = make_project(pytester)
-    result = record(pytester, *xdist)
+    result = record(pytester)
     result.stdout.fnmatch_lines([
         "wrote tests/digests.json: 3 added, 0 updated, 0 unchanged, 0 removed",
         "  added   examples/a.nf.svg",
@@ -47,7 +46,7 @@ def test_record_writes_every_entry_and_says_so(pytester: pytest.Pytester,
     assert sorted(entries) == ["examples/a.nf.svg", "examples/b.nf.svg", "examples/c.nf.svg"]
     assert all(e["frames"] == 4 and not e["sampled"] for e in entries.values())
     assert ledger.read_text().endswith("}\n")
-    again = record(pytester, *xdist)
+    again = record(pytester)
     again.stdout.fnmatch_lines(["unchanged: tests/digests.json: 0 added, 0 updated, "
                                 "3 unchanged, 0 removed"])
 
@@ -76,6 +75,13 @@ def test_serial_and_xdist_record_the_same_ledger_and_outcomes(
         ("examples/film-3.nf.svg", "changed", "xfailed"),
         ("examples/film-5.nf.svg", "regression", "failed"),
     ]
+    # Recording under xdist: the controller records the edit and refuses the regression.
+    tampered = ledger_of(ledger)["examples/film-5.nf.svg"]
+    result = run(pytester, "--nf-record", "-n", "2")
+    result.stdout.fnmatch_lines(["wrote tests/digests.json: 0 added, 1 updated, *",
+                                 "  updated examples/film-3.nf.svg"])
+    result.stdout.fnmatch_lines(["  not recorded: REGRESSION examples/film-5.nf.svg*"])
+    assert ledger_of(ledger)["examples/film-5.nf.svg"] == tampered
 
 
 @SERIAL_AND_XDIST
@@ -107,14 +113,12 @@ def test_partial_record_keeps_other_entries(pytester: pytest.Pytester,
     assert sorted(ledger_of(ledger)) == [key("alpha"), key("gamma")]
 
 
-@SERIAL_AND_XDIST
-def test_record_refuses_a_regression_unless_forced(pytester: pytest.Pytester,
-                                                   xdist: list[str]) -> None:
+def test_record_refuses_a_regression_unless_forced(pytester: pytest.Pytester) -> None:
     ledger = make_project(pytester)
     record(pytester)
     tamper(ledger, "examples/b.nf.svg")
     tampered = ledger_of(ledger)["examples/b.nf.svg"]
-    result = run(pytester, "--nf-record", *xdist)
+    result = run(pytester, "--nf-record")
     result.assert_outcomes(passed=3, failed=1)
     result.stdout.fnmatch_lines([
         "refusing to record a regression (--nf-force records it anyway)",
@@ -123,7 +127,7 @@ def test_record_refuses_a_regression_unless_forced(pytester: pytest.Pytester,
     result.stdout.fnmatch_lines(["  not recorded: REGRESSION examples/b.nf.svg*"])
     assert ledger_of(ledger)["examples/b.nf.svg"] == tampered
 
-    forced = record(pytester, "--nf-force", *xdist)
+    forced = record(pytester, "--nf-force")
     forced.stdout.fnmatch_lines(["wrote tests/digests.json: 0 added, *, 0 removed",
                                  "  updated examples/b.nf.svg"])
     run(pytester, "--nf-check").assert_outcomes(passed=4)

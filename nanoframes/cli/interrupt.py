@@ -106,6 +106,10 @@ def teardown(signum: int) -> None:
         os.dup2(devnull, 2)
         os.close(devnull)
     with contextlib.suppress(Exception):
+        workers = sys.modules.get("nanoframes.frames.workers")
+        if workers is not None:  # a thread may be starting a pool: let it finish, then none
+            workers.stop_spawning()
+    with contextlib.suppress(Exception):
         kill_descendants()
     with contextlib.suppress(Exception):
         _unlink_semaphores()

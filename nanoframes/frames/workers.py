@@ -72,8 +72,29 @@ def spare_threads(jobs: int) -> bool:
     return available_cpus() >= 2 * jobs * _sharing
 
 
+# Held while processes are being created (a pool, its forkserver, the resource
+# tracker). An interrupt takes it for good before it kills every descendant, so no
+# thread can start a process after the kill: one started then would outlive us.
+_SPAWNING = threading.RLock()
+_closed = False
+
+
+def stop_spawning(wait: float = 1.5) -> None:
+    """No process is created from now on (an interrupt's teardown calls this)."""
+    global _closed
+    _SPAWNING.acquire(timeout=wait)  # never released: the process is ending
+    _closed = True
+
+
 def _new_pool(jobs: int, root: Path | None, pipeline: bool | None = None
               ) -> ProcessPoolExecutor:
+    with _SPAWNING:
+        if _closed:
+            raise RuntimeError("nanoframes is shutting down: no new worker processes")
+        return _spawn_pool(jobs, root, pipeline)
+
+
+def _spawn_pool(jobs: int, root: Path | None, pipeline: bool | None) -> ProcessPoolExecutor:
     ctx = pool_context()
     if ctx.get_start_method() == "forkserver":
         ctx.set_forkserver_preload(PRELOAD)
