@@ -78,6 +78,8 @@ class Baker:
         self.fonts: dict[int, Resolution] = {}
         self.sizes: dict[int, float] = {}
         self.images: dict[int, Image | NestedImage] = {}
+        by_href: dict[str, Image] = {}  # one file referenced many times is resolved once
+        embedded = 0
         for i, el in enumerate(els):
             tag = local_name(el)
             if tag == "text":
@@ -94,14 +96,15 @@ class Baker:
                     self.images[i] = load_clip(el, href, comp.directory, comp.project_root,
                                                comp.path)
                     continue
-                self.images[i] = load_image(href, comp.directory, comp.project_root, comp.path,
-                                            el.sourceline)
-        embedded = sum(len(img.data_uri) for img in self.images.values()
-                       if isinstance(img, Image))
-        if embedded > MAX_EMBEDDED_BYTES:  # every reference is a copy in every frame
-            raise NanoframesError("images-too-large", f"the images embedded in one frame come "
-                                  f"to {embedded:,} bytes; the limit is {MAX_EMBEDDED_BYTES:,}",
-                                  comp.path)
+                image = by_href.get(href) or load_image(
+                    href, comp.directory, comp.project_root, comp.path, el.sourceline)
+                by_href[href] = self.images[i] = image
+                embedded += len(image.data_uri)
+                if embedded > MAX_EMBEDDED_BYTES:  # every reference is a copy in every frame
+                    raise NanoframesError(
+                        "images-too-large", f"the images embedded in one frame come to over "
+                        f"{MAX_EMBEDDED_BYTES:,} bytes (the limit) by line {el.sourceline}",
+                        comp.path)
         # Layout specs are read here so a bad data-frame-text template fails at once.
         self.layout = TextLayouts(comp, self.fonts, self.sizes)
         self.measure: Callable[[Face, float, str], Box] | None = None

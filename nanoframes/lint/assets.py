@@ -41,6 +41,7 @@ def _images(comp: Composition) -> Iterator[Finding]:
     from ..bake.nested import children, resolve_child
 
     nested = False
+    loaded: set[str] = set()  # an image referenced many times is checked once
     for el in comp.elements:
         if local_name(el) != "image" or not is_drawn(el):
             continue
@@ -51,8 +52,9 @@ def _images(comp: Composition) -> Iterator[Finding]:
                 nested = True
             elif is_clip_href(href):  # decoded once per process: the render reuses it
                 load_clip(el, href, comp.directory, comp.project_root, comp.path)
-            else:
+            elif href not in loaded:
                 load_image(href, comp.directory, comp.project_root, comp.path, el.sourceline)
+                loaded.add(href)
         except NanoframesError as err:
             yield finding(ERROR, err.code, el, None, err.message, fatal=True)
     if nested:
