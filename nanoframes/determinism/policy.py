@@ -110,7 +110,7 @@ def _new_primary(key: str, entry: Entry, recorded: Entry | None, notes: list[str
     if recorded is None:
         return entry
     toolchain = entry.identity["toolchain"]
-    if recorded.identity["toolchain"] != toolchain:
+    if _renderer_parts(recorded) != _renderer_parts(entry):
         notes.append(f"{key}: recorded under another toolchain than the primary's: this "
                      f"replaces the primary entry; `{platform_command(record_hint)}` records "
                      f"this machine's reading beside it instead")
@@ -121,6 +121,13 @@ def _new_primary(key: str, entry: Entry, recorded: Entry | None, notes: list[str
         notes.append(f"{key}: dropped platform entr{'y' if len(dropped) == 1 else 'ies'} "
                      f"{', '.join(dropped)} (taken under other inputs or this toolchain)")
     return dataclasses.replace(entry, platforms=kept)
+
+
+def _renderer_parts(entry: Entry) -> tuple[str, ...]:
+    """What differs from machine to machine: the renderer's build. (An edit of
+    nanoframes moves ``modules`` on every machine alike: re-recording then is routine.)"""
+    parts = entry.toolchain_parts or {}
+    return tuple(str(parts.get(p, "")) for p in ("thorvg-python", "libthorvg"))
 
 
 def _without_outdated(key: str, recorded: Entry, notes: list[str]) -> Entry:
