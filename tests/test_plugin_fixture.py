@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from test_plugin import record, run
 
 SERIAL_AND_XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 
@@ -150,16 +151,6 @@ def make_project(pytester: pytest.Pytester) -> Path:
     (tests / "conftest.py").write_text("import sys, pathlib\n"
                                        "sys.path.insert(0, str(pathlib.Path(__file__).parent))\n")
     return tests / "digests.json"
-
-
-def run(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    return pytester.runpytest_subprocess("-p", "no:cacheprovider", *args)
-
-
-def record(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
-    result = run(pytester, "--nf-record", *args)
-    assert result.ret == 0, result.stdout.str()
-    return result
 
 
 def tamper(ledger: Path, key: str, frame: int = 1) -> None:
