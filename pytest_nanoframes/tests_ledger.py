@@ -15,13 +15,9 @@ from dataclasses import dataclass, field
 
 import pytest
 
+from nanoframes.determinism.ledger import is_test_key  # the library's rule, one place
+
 SEP = "::"
-
-
-def is_test_key(key: str) -> bool:
-    """A test's entry, not a composition file's (file keys never hold ``::``); the
-    rule of ``nanoframes.determinism.ledger.is_test_key``, without loading the library."""
-    return SEP in key
 
 
 def entry_key(nodeid: str, key: str | None) -> str:
