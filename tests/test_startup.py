@@ -56,3 +56,38 @@ def test_each_command_imports_only_what_it_uses(tmp_path: Path) -> None:
     # measure text with the renderer, so they load it)
     for args in (["cache"], ["fonts"]):
         assert not set(imported(*args)) & set(RASTERIZER), args
+
+
+FIRST_PARSE = """
+import json, sys
+import nanoframes.model.composition as composition
+parse = composition.parse
+def first(*args, **kwargs):
+    if not getattr(first, "seen", False):
+        first.seen = True
+        sys.stderr.write("\\nAT-FIRST-PARSE " + json.dumps(sorted(
+            m for m in {watched!r} if m in sys.modules)) + "\\n")
+    return parse(*args, **kwargs)
+composition.parse = first
+sys.argv = ["nanoframes", *{args!r}]
+from nanoframes.cli import main
+sys.exit(main())
+"""
+
+
+@pytest.mark.parametrize("jobs", ["1", "2"])
+def test_a_sweep_parses_before_it_imports_the_drawing_stack(jobs: str) -> None:
+    """``digest --check`` parses its first composition before the baker, ThorVG or
+    NumPy are imported (they come after every file of the sweep is read), and a
+    sweep in this process alone does not import multiprocessing at all."""
+    watched = (*HEAVY, "nanoframes.bake.baker", "multiprocessing", "concurrent.futures")
+    proc = subprocess.run(
+        [sys.executable, "-c", FIRST_PARSE.format(
+            watched=watched, args=["digest", str(EXAMPLE), "--check", "-j", jobs])],
+        capture_output=True, text=True, cwd=ROOT, timeout=300)
+    line = [ln for ln in proc.stderr.splitlines() if ln.startswith("AT-FIRST-PARSE ")]
+    assert line, proc.stderr
+    # with workers, the pool (multiprocessing) is started before the parse, on purpose
+    expected = [] if jobs == "1" else ["concurrent.futures", "multiprocessing"]
+    assert json.loads(line[0][len("AT-FIRST-PARSE "):]) == expected
+    assert proc.returncode == 0, proc.stdout + proc.stderr

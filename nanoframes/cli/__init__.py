@@ -25,11 +25,9 @@ import argparse  # noqa: E402
 import importlib  # noqa: E402
 import os  # noqa: E402
 import sys  # noqa: E402
-from concurrent.futures import BrokenExecutor  # noqa: E402
 
 from .. import __version__  # noqa: E402
 from ..errors import NanoframesError  # noqa: E402
-from ..frames import workers  # noqa: E402
 
 # Subcommand modules, in the order `nanoframes --help` lists them.
 COMMANDS = (
@@ -101,13 +99,21 @@ def main(argv: list[str] | None = None) -> int:
         try:
             status = _run(argv)
         finally:
-            workers.discard_prestarted()  # a command that failed before using its pool
+            workers = _workers_if_loaded()
+            if workers is not None:
+                workers.discard_prestarted()  # a command that failed before using its pool
     finally:
         if not interrupt.is_program():
             interrupt.uninstall()  # a host calling main() in-process keeps its handlers
     if interrupt.is_program():
         _exit(status)
     return status
+
+
+def _workers_if_loaded():
+    """``frames.workers`` if this command used it (it imports multiprocessing, which
+    a command drawing in this process alone never needs), else None."""
+    return sys.modules.get(f"{__package__.rpartition('.')[0]}.frames.workers")
 
 
 def _exit(status: int) -> None:
@@ -121,7 +127,9 @@ def _exit(status: int) -> None:
     import atexit
 
     atexit._run_exitfuncs()
-    workers.stop_helpers()
+    workers = _workers_if_loaded()
+    if workers is not None:
+        workers.stop_helpers()
     interrupt.kill_descendants()  # nothing should be left; make sure
     try:
         sys.stdout.flush()
@@ -147,14 +155,23 @@ def _run(argv: list[str]) -> int:
     except NanoframesError as exc:
         print(f"nanoframes: {exc}", file=sys.stderr)
         return 2
-    except BrokenExecutor as exc:  # a worker process was killed or crashed
-        print(f"nanoframes: error[worker-died]: a worker process died ({exc})", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("nanoframes: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+    except Exception as exc:
+        if not _broken_pool(exc):
+            raise
+        print(f"nanoframes: error[worker-died]: a worker process died ({exc})", file=sys.stderr)
+        return 2
+
+
+def _broken_pool(exc: Exception) -> bool:
+    """A worker process was killed or crashed. Asked without importing
+    concurrent.futures: a command that started no pool never loads it."""
+    futures = sys.modules.get("concurrent.futures")
+    return futures is not None and isinstance(exc, futures.BrokenExecutor)
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -11,7 +11,6 @@ import sys
 from pathlib import Path
 
 from ..config import find_project_root, load_config
-from ..determinism.selftest import CompositionSelftest, result_json, run
 from ..determinism.variations import DEFAULT_PER_FRAME, VARIATIONS
 
 
@@ -33,6 +32,7 @@ def register_selftest_args(parser) -> None:
 
 def run_selftest_cli(args) -> int:
     """``nanoframes digest --selftest [PATH...] [--all] [--samples N] [--json]``."""
+    from ..determinism.selftest import CompositionSelftest, result_json, run
     from ..determinism.sweep import collect  # the renderer: only when the self-test runs
 
     if getattr(args, "check", False) or getattr(args, "record", False):

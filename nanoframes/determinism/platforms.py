@@ -10,7 +10,6 @@ running machine otherwise (two builds on one machine, a CI image of its own).
 from __future__ import annotations
 
 import os
-import platform
 import re
 import sys
 from collections.abc import Mapping
@@ -39,5 +38,7 @@ def platform_tag(environ: Mapping[str, str] = os.environ) -> str:
         return valid_tag(chosen, f"${PLATFORM_ENV}")
     system = next((name for prefix, name in _SYSTEMS.items() if sys.platform.startswith(prefix)),
                   sys.platform.split("-")[0].rstrip("0123456789") or "unknown")
+    import platform  # here: its import is slow, and a check that names no tag never needs it
+
     machine = platform.machine().lower() or "unknown"
     return f"{system}-{_MACHINES.get(machine, machine)}"

@@ -8,21 +8,16 @@ is gone) are only judged, and only removed, when the sweep covers everything.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import BrokenExecutor, Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..config import Config, relative_key
 from ..errors import NanoframesError
-from ..frames.film import submit_digests
-from ..frames.store import unkept_warning
-from ..frames.workers import booting_pool
 from ..model.composition import Composition, parse
 from ..model.svg import COMPOSITION_SUFFIX
 from .ledger import Ledger, RecordSummary, read_ledger
 from .policy import mixed_toolchains, stale_keys
-from .reading import PendingReading, entry_from_reading, frames_to_read, start_reading
-from .recording import commit, read_for_recording
 from .verdict import (
     Kind,
     Reading,
@@ -34,6 +29,15 @@ from .verdict import (
     judge,
     stale,
 )
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor, Future
+
+    from .reading import PendingReading
+
+# The drawing stack (reading: the baker, text, ThorVG, NumPy) is imported where it
+# is first used, after the compositions are parsed: a sweep starts parsing (and,
+# with workers, queueing) without waiting for it.
 
 # Called after each composition (for a progress bar); never prints by itself.
 Progress = Callable[[Verdict], None]
@@ -125,8 +129,12 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
     """
     if jobs <= 1:
         for path in paths:
-            yield path, _result(path, _start(path, config, samples, dedup, store=store))
+            comp = _parse(path, config)
+            yield path, comp if isinstance(comp, Verdict) else \
+                _result(path, _start(path, config, samples, dedup, comp, store))
         return
+    from ..frames.workers import booting_pool
+
     parsed = [(path, _parse(path, config)) for path in paths]
     comps = [c for _, c in parsed if isinstance(c, Composition)]
     booting = booting_pool(jobs, config.root)
@@ -188,6 +196,8 @@ def _parse(path: Path, config: Config) -> Composition | Verdict:
 def _start(path: Path, config: Config, samples: int | None, dedup: bool,
            comp: Composition | None = None, store: Path | None = None
            ) -> PendingReading | Verdict:
+    from .reading import start_reading
+
     try:
         return start_reading(path, config=config, samples=samples, dedup=dedup, comp=comp,
                              store=store)
@@ -199,6 +209,9 @@ def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | N
            dedup: bool, store: Path | None = None) -> dict[int, list[Future]]:
     """Submit biggest first (frames × pixels); a film bigger than a fair share is
     split in contiguous runs. Returns each composition's futures by ``id``."""
+    from ..frames.film import submit_digests
+    from .reading import frames_to_read
+
     frames = {id(c): frames_to_read(c, samples) for c in comps}
     cost = {id(c): len(frames[id(c)]) * c.width * c.height for c in comps}
     share = (sum(cost.values()) or 1) / (2 * jobs)
@@ -212,6 +225,8 @@ def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | N
 def _result(path: Path, started: PendingReading | Verdict) -> Reading | Verdict:
     if isinstance(started, Verdict):
         return started
+    from concurrent.futures import BrokenExecutor
+
     try:
         return started.result()
     except NanoframesError as exc:
@@ -253,6 +268,10 @@ def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | N
     A corrupt or conflicted ledger stops the recording unless ``force`` (then it
     is kept beside the new one, and the result says how many entries it replaced).
     """
+    from ..frames.store import unkept_warning
+    from .reading import entry_from_reading
+    from .recording import commit, read_for_recording
+
     path = Path(ledger_path) if ledger_path else config.ledger_path
     ledger, _ = read_for_recording(path, force)  # fail before rendering anything
     full = is_full(paths, all_)

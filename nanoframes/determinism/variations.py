@@ -4,9 +4,7 @@ processes. The table of variations is in that module's docstring."""
 
 from __future__ import annotations
 
-import random
 import shutil
-import subprocess
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -39,6 +37,8 @@ def _norm_locale(name: str) -> str:
 
 def available_locales() -> set[str]:
     """Normalised names from ``locale -a`` (empty where there is no such command)."""
+    import subprocess  # here: the command line imports this module for the names only
+
     exe = shutil.which("locale")
     if not exe:
         return set()
@@ -117,6 +117,8 @@ def jobs_for(targets: Sequence[Target], per_frame: int, base_env: Mapping[str, s
             jobs.append(Job(name, tuple((n, tuple(reversed(ix))) for n, ix in reversed(forward)),
                              env))
         elif name == "shuffled-order":
+            import random
+
             rng = random.Random(seed)
             segments = []
             for n, ix in forward:

@@ -47,7 +47,10 @@ COLOR_PROPERTIES: frozenset[str] = frozenset({"fill", "stroke"})
 
 # Liberal on purpose for ids and classes (authors use digits, non-ASCII), but no
 # character that would mean something else in CSS (. # , > : [ * whitespace).
-_NAME = r"[A-Za-z0-9_\-\u00a0-\U0010ffff]+"
+# Letters, digits, "_", "-" and every code point from U+00A0, written as the
+# complement of what is excluded: the same set, compiled in microseconds rather
+# than the ~10 ms a range up to U+10FFFF costs at import.
+_NAME = r"[^\x00-,./:-@\[-^`{-\x9f]+"
 _SELECTOR_ITEM = re.compile(rf"#({_NAME})|\.({_NAME})|([A-Za-z_][A-Za-z0-9_\-]*)")
 
 
