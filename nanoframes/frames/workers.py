@@ -26,8 +26,7 @@ from pathlib import Path
 # forking it is safe); each worker then starts with the renderer imported.
 # forkserver_init first: workers start with SIGINT ignored.
 PRELOAD = ["nanoframes.frames.forkserver_init", "nanoframes.frames.film",
-           "nanoframes.text.fonts", "fontTools.ttLib.ttFont",
-           "fontTools.ttLib.tables._n_a_m_e", "fontTools.ttLib.tables.O_S_2f_2"]
+           "nanoframes.text.fonts"]
 
 # Set in each worker by its initializer: whether it has a second CPU to itself
 # for the drawing and hashing threads of ``Film.digests``.

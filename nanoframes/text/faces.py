@@ -19,6 +19,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import struct
 import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -26,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from .sfnt import NameRecord, Sfnt, SfntError, read_sfnt
 from .style import DEFAULT_WEIGHT
 
 FONT_SUFFIXES = (".ttf", ".otf")
@@ -92,15 +94,14 @@ class FaceMeta(NamedTuple):
 _META_CACHE: dict[tuple[str, int, int], FaceMeta | None] = {}
 
 
-def _name_record(table, name_id: int) -> str | None:
+def _name_record(records: list[NameRecord], name_id: int) -> str | None:
     # Prefer Windows/Unicode English, then Mac Roman English, then any record.
-    preferred = [table.getName(name_id, *key) for key in ((3, 1, 0x409), (3, 0, 0x409), (1, 0, 0))]
-    for rec in [*preferred, *(r for r in table.names if r.nameID == name_id)]:
+    preferred = [next((r for r in records if r.name_id == name_id
+                       and (r.platform, r.encoding, r.language) == key), None)
+                 for key in ((3, 1, 0x409), (3, 0, 0x409), (1, 0, 0))]
+    for rec in [*preferred, *(r for r in records if r.name_id == name_id)]:
         if rec is not None:
-            try:
-                text = rec.toUnicode().strip()
-            except UnicodeDecodeError:
-                continue
+            text = (rec.text() or "").strip()
             if text:
                 return text
     return None
@@ -108,45 +109,43 @@ def _name_record(table, name_id: int) -> str | None:
 
 def _read_meta(path: Path) -> FaceMeta | None:
     """Family, weight and style from the name/OS-2 tables; None if ThorVG can't draw it."""
-    from fontTools.ttLib import TTFont  # imported here: only font discovery needs it
-
     try:
         with path.open("rb") as fh:
-            if fh.read(4) not in (b"\x00\x01\x00\x00", b"true"):
-                return None  # CFF ('OTTO'), collections ('ttcf'), non-fonts
-        font = TTFont(str(path), lazy=True)
-        try:
-            if not all(t in font for t in ("glyf", "loca", "cmap", "head", "hmtx", "name")):
-                return None
-            names = font["name"]
-            legacy = _name_record(names, 1)
-            family = _name_record(names, 16) or legacy
-            if not family:
-                return None
-            subfamily = (_name_record(names, 17) or _name_record(names, 2) or "").lower()
-            weight, style = 0, ""
-            if "OS/2" in font:
-                os2 = font["OS/2"]
-                weight = int(os2.usWeightClass)
-                if 1 <= weight <= 9:  # some old fonts use a 1-9 scale
-                    weight *= 100
-                if os2.fsSelection & 0x200:
-                    style = "oblique"
-                elif os2.fsSelection & 0x1:
-                    style = "italic"
-            if not 1 <= weight <= 1000:
-                weight = _weight_from_subfamily(subfamily)
-            if not style:
-                style = ("oblique" if "oblique" in subfamily
-                         else "italic" if "italic" in subfamily else "normal")
-            family = " ".join(family.split())
-            legacy = " ".join(legacy.split()) if legacy else None
-            return FaceMeta(family, min(900, max(100, weight)), style,
-                         legacy if legacy and legacy.casefold() != family.casefold() else None)
-        finally:
-            font.close()
-    except Exception:  # noqa: BLE001 - any unreadable file is simply not a candidate
+            return _meta(read_sfnt(fh))
+    except (OSError, SfntError, struct.error):  # any unreadable file is simply not a candidate
         return None
+
+
+def _meta(font: Sfnt) -> FaceMeta | None:
+    if font.version not in (b"\x00\x01\x00\x00", b"true"):
+        return None  # CFF ('OTTO'), collections ('ttcf'), non-fonts
+    if not all(t in font.tables for t in ("glyf", "loca", "cmap", "head", "hmtx", "name")):
+        return None
+    names = font.names()
+    legacy = _name_record(names, 1)
+    family = _name_record(names, 16) or legacy
+    if not family:
+        return None
+    subfamily = (_name_record(names, 17) or _name_record(names, 2) or "").lower()
+    weight, style = 0, ""
+    os2 = font.weight_and_selection()
+    if os2 is not None:
+        weight, selection = os2
+        if 1 <= weight <= 9:  # some old fonts use a 1-9 scale
+            weight *= 100
+        if selection & 0x200:
+            style = "oblique"
+        elif selection & 0x1:
+            style = "italic"
+    if not 1 <= weight <= 1000:
+        weight = _weight_from_subfamily(subfamily)
+    if not style:
+        style = ("oblique" if "oblique" in subfamily
+                 else "italic" if "italic" in subfamily else "normal")
+    family = " ".join(family.split())
+    legacy = " ".join(legacy.split()) if legacy else None
+    return FaceMeta(family, min(900, max(100, weight)), style,
+                    legacy if legacy and legacy.casefold() != family.casefold() else None)
 
 
 def _weight_from_subfamily(subfamily: str) -> int:
