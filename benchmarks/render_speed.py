@@ -1,7 +1,8 @@
 """How fast ``nanoframes render -o DIR`` writes a long film, as ratios from one run.
 
 The film: ``examples/master-demo.nf.svg`` (180 frames, 30 fps, held scenes)
-drawn at 960x540 (a ``viewBox`` keeps its 640x360 layout), built in a
+drawn at 960x540 (``--size`` for another; a ``viewBox`` keeps its 640x360
+layout), built in a
 temporary directory with its assets. Each figure is the best of ``--repeat``
 runs of the command in a fresh process, wall clock:
 
@@ -44,11 +45,12 @@ ROOT = Path(__file__).resolve().parent.parent
 DEMO = ROOT / "examples" / "master-demo.nf.svg"
 
 
-def build_film(tmp: Path) -> Path:
+def build_film(tmp: Path, size: tuple[int, int] = (960, 540)) -> Path:
     shutil.copytree(ROOT / "examples" / "assets", tmp / "assets")
     text = DEMO.read_text(encoding="utf-8")
     text, n = re.subn(r'data-width="640" data-height="360"',
-                      'data-width="960" data-height="540" viewBox="0 0 640 360"', text, count=1)
+                      f'data-width="{size[0]}" data-height="{size[1]}" viewBox="0 0 640 360"',
+                      text, count=1)
     assert n == 1, "master-demo's canvas moved: update the benchmark"
     path = tmp / "long-demo.nf.svg"
     path.write_text(text, encoding="utf-8")
@@ -151,10 +153,13 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--no-encoders", action="store_true")
+    ap.add_argument("--size", default="960x540", metavar="WxH",
+                    help="the film's canvas (default 960x540; e.g. 1920x1080)")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="nf-render-speed-") as raw:
         tmp = Path(raw)
-        film = build_film(tmp)
+        width, height = (int(n) for n in args.size.lower().split("x"))
+        film = build_film(tmp, (width, height))
         out = tmp / "out"
         if not args.no_encoders:
             encoders(film)
@@ -168,7 +173,7 @@ def main() -> int:
             cold = min(cold, render(film, out, args.jobs, cache, "cold"))
             warm = min(warm, render(film, out, args.jobs, cache, "warm"))
         frames = len(list(out.glob("*.png")))
-        print(f"film: 960x540, {frames} frames; best of {args.repeat}; "
+        print(f"film: {width}x{height}, {frames} frames; best of {args.repeat}; "
               f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
         j = args.jobs
         print("  wall clock (CPU time of all its processes)")
