@@ -113,7 +113,7 @@ def main(argv: list[str] | None = None) -> int:
 def _workers_if_loaded():
     """``frames.workers`` if this command used it (it imports multiprocessing, which
     a command drawing in this process alone never needs), else None."""
-    return sys.modules.get(f"{__package__.rpartition('.')[0]}.frames.workers")
+    return sys.modules.get("nanoframes.frames.workers")
 
 
 def _exit(status: int) -> None:
