@@ -165,7 +165,7 @@ def _fsync_directory(directory: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-failed",
-                  durable: bool = True) -> Iterator[Path]:
+                  durable: bool = True, sweep: bool = True) -> Iterator[Path]:
     """Yield a temp path beside ``path``; on a clean exit it replaces ``path``.
 
     The caller writes the temp file however it likes (PIL, PyAV, plain bytes).
@@ -174,6 +174,12 @@ def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-
     ledger, the store); frames written by the hundred may skip it. On any
     error the temp file is removed and the target is untouched; an OS error
     becomes one ``NanoframesError`` line.
+
+    ``sweep`` first removes temps beside ``path`` left by a killed writer: a
+    listing of the directory on every write. Writers of files by the hundred
+    into one directory (a render's frames, the frame cache) pass ``sweep=False``
+    and clear the directory once instead (``sweep_directory``, the cache's
+    ``prune``); per file, the listing cost more than the write.
     """
     target = Path(path)
     if target.is_dir():
@@ -186,7 +192,8 @@ def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-
         raise write_failed(exc, target, code) from None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        sweep_orphans(target, suffix)
+        if sweep:
+            sweep_orphans(target, suffix)
         name = _new_temp(target, suffix)
     except OSError as exc:
         raise write_failed(exc, target, code) from None
@@ -210,7 +217,7 @@ def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-
 
 
 def write_bytes_atomic(path: Path | str, data: bytes, *, code: str = "write-failed",
-                       durable: bool = True) -> None:
+                       durable: bool = True, sweep: bool = True) -> None:
     """Write ``data`` to ``path`` through :func:`atomic_target`."""
-    with atomic_target(path, code=code, durable=durable) as tmp:
+    with atomic_target(path, code=code, durable=durable, sweep=sweep) as tmp:
         tmp.write_bytes(data)

@@ -87,6 +87,36 @@ def test_held_frames_are_not_encoded_again(comp: Path, tmp_path: Path,
     assert a.stat().st_nlink == 1
 
 
+class KeptDigests:
+    """A PNG store that keeps only the frame digest it is given, by key."""
+
+    def __init__(self) -> None:
+        self.digests: dict[str, str] = {}
+
+    def put_png(self, key: str, png: bytes, digest: bytes, width: int, height: int) -> None:
+        self.digests[key] = digest.hex()
+
+
+def test_runs_of_one_film_share_its_held_frames(comp: Path, tmp_path: Path) -> None:
+    # A worker writes a film in several runs of frames. Frames 6, 7 and 8 are one
+    # held document: split between two runs, it is still drawn once.
+    expected = Film.open(comp, comp.parent).digests()
+    assert expected[6] == expected[7] == expected[8] != expected[11]
+    film = Film.open(comp, comp.parent)
+    targets = [(i, str(tmp_path / f"{i:05d}.png"), None) for i in range(len(expected))]
+    assert len(list(output.write_run(film, targets[:8]))) == 8
+    assert len(list(output.write_run(film, targets[8:]))) == 4
+    assert film.rasterized == len(set(expected))
+    assert decoded_digests(tmp_path) == expected
+    # A PNG encoded without a store has no frame digest to keep: with a store,
+    # the frame is drawn again rather than stored under an empty digest.
+    kept = KeptDigests()
+    again = [(8, str(tmp_path / "again-8.png"), "k8"), (7, str(tmp_path / "again-7.png"), "k7")]
+    assert len(list(output.write_run(film, again, kept))) == 2
+    assert film.rasterized == len(set(expected)) + 1
+    assert kept.digests == {"k8": expected[8], "k7": expected[7]}
+
+
 def test_a_warm_cache_copies_pngs_and_encodes_nothing(comp: Path, tmp_path: Path,
                                                       monkeypatch: pytest.MonkeyPatch) -> None:
     film = Film.open(comp, comp.parent)

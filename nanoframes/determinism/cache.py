@@ -207,7 +207,9 @@ class FrameCache:
         header = _HEADER.pack(MAGIC, width, height, bytes.fromhex(key), digest,
                               hashlib.sha256(png).digest())
         try:
-            with atomic_target(self.path(key), durable=False) as tmp, open(tmp, "wb") as fh:
+            # sweep=False: prune() removes dead writers' temps, for the whole cache
+            with atomic_target(self.path(key), durable=False, sweep=False) as tmp, \
+                    open(tmp, "wb") as fh:
                 fh.write(header)
                 fh.write(png)
         except (NanoframesError, OSError):
@@ -390,7 +392,7 @@ def cached_pngs(film, files: Sequence[tuple[int, Path]], jobs: int = 1,
         if png is None:
             missing.append((i, str(file), key))
             continue
-        write_bytes_atomic(file, png, code="output-failed", durable=False)
+        write_bytes_atomic(file, png, code="output-failed", durable=False, sweep=False)
         yield 1
     if missing:
         yield from write_pngs(film, missing, jobs, cache)
