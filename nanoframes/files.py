@@ -9,9 +9,9 @@ over the target in one step. A reader sees the old file or the new one.
 Temp files are named ``.<target name>.<pid>.<random><suffix>``, so a later
 writer in the same directory can tell a temp file whose writer was killed
 (its process is gone) from one being written right now, and sweeps the dead
-ones. Temp files of this process that are still open are remembered, so a
-signal handler can remove them before the process exits
-(:func:`remove_live_temps`).
+ones: a process sweeps a directory at its first write there. Temp files of
+this process that are still open are remembered, so a signal handler can
+remove them before the process exits (:func:`remove_live_temps`).
 
 OS errors become one-line :class:`NanoframesError` s naming the file and the
 reason (read-only file system, disk full, a directory in the way, ...).
@@ -63,29 +63,13 @@ def _temp_prefix(target: Path) -> str:
     return f".{target.name}.{os.getpid()}."
 
 
-def sweep_orphans(target: Path, suffix: str = ".tmp") -> int:
-    """Remove temp files beside ``target`` whose writer process is gone; return how many."""
-    removed = 0
-    try:
-        candidates = list(target.parent.glob(f".{target.name}.*{suffix}"))
-    except OSError:
-        return 0
-    for tmp in candidates:
-        pid = tmp.name[len(target.name) + 2:].split(".", 1)[0]
-        if not pid.isdigit() or int(pid) == os.getpid():
-            continue
-        try:
-            os.kill(int(pid), 0)
-        except ProcessLookupError:
-            with contextlib.suppress(OSError):
-                tmp.unlink()
-                removed += 1
-        except OSError:
-            pass  # alive but not ours to signal: leave it
-    return removed
+_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[a-z0-9_]+\.tmp(\.[A-Za-z0-9]+)?$")
 
 
-_TEMP_NAME = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[a-z0-9_]{8}\.tmp(\.[A-Za-z0-9]+)?$")
+# Directories this process has swept: a write sweeps its directory the first time
+# only. Per write, the listing cost more than the write itself for a render's
+# frames or the cache's entries, hundreds of files in one directory.
+_SWEPT: set[str] = set()
 
 
 def sweep_directory(directory: Path | str) -> int:
@@ -93,6 +77,7 @@ def sweep_directory(directory: Path | str) -> int:
     the final name it was for (a killed ``render -o DIR`` leaves one per frame in
     flight); return how many."""
     removed = 0
+    _SWEPT.add(os.path.abspath(directory))
     try:
         names = os.listdir(directory)
     except OSError:
@@ -165,7 +150,7 @@ def _fsync_directory(directory: Path) -> None:
 
 @contextlib.contextmanager
 def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-failed",
-                  durable: bool = True, sweep: bool = True) -> Iterator[Path]:
+                  durable: bool = True) -> Iterator[Path]:
     """Yield a temp path beside ``path``; on a clean exit it replaces ``path``.
 
     The caller writes the temp file however it likes (PIL, PyAV, plain bytes).
@@ -175,11 +160,8 @@ def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-
     error the temp file is removed and the target is untouched; an OS error
     becomes one ``NanoframesError`` line.
 
-    ``sweep`` first removes temps beside ``path`` left by a killed writer: a
-    listing of the directory on every write. Writers of files by the hundred
-    into one directory (a render's frames, the frame cache) pass ``sweep=False``
-    and clear the directory once instead (``sweep_directory``, the cache's
-    ``prune``); per file, the listing cost more than the write.
+    The first write of this process into a directory sweeps it of temps left by
+    killed writers (``sweep_directory``); later writes there do not list it again.
     """
     target = Path(path)
     if target.is_dir():
@@ -192,8 +174,8 @@ def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-
         raise write_failed(exc, target, code) from None
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
-        if sweep:
-            sweep_orphans(target, suffix)
+        if os.path.abspath(target.parent) not in _SWEPT:
+            sweep_directory(target.parent)
         name = _new_temp(target, suffix)
     except OSError as exc:
         raise write_failed(exc, target, code) from None
@@ -217,7 +199,7 @@ def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-
 
 
 def write_bytes_atomic(path: Path | str, data: bytes, *, code: str = "write-failed",
-                       durable: bool = True, sweep: bool = True) -> None:
+                       durable: bool = True) -> None:
     """Write ``data`` to ``path`` through :func:`atomic_target`."""
-    with atomic_target(path, code=code, durable=durable, sweep=sweep) as tmp:
+    with atomic_target(path, code=code, durable=durable) as tmp:
         tmp.write_bytes(data)

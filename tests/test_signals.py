@@ -277,22 +277,23 @@ def test_interrupted_render_leaves_no_temps_and_a_sigkill_is_swept(tmp_path: Pat
     assert len(list(out.glob("*.png"))) == 60
 
 
-def test_a_lone_write_sweeps_its_orphans_and_a_write_by_the_hundred_does_not(
-        tmp_path: Path) -> None:
-    """One file (a ledger, a single frame) sweeps a dead writer's temps beside it on
-    every write; a render's frames and the cache's entries pass ``sweep=False`` and
-    leave that to one sweep of the directory (the test above) or the cache's prune."""
+def test_a_process_sweeps_a_directory_at_its_first_write_there(tmp_path: Path) -> None:
+    """The first write into a directory removes every dead writer's temps in it,
+    whatever file they were for; later writes of the process do not list the
+    directory again (a render's frames, the cache's entries: hundreds of writes)."""
     from nanoframes.files import write_bytes_atomic
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True).stdout.strip()
-    target = tmp_path / "f.png"
-    orphan = tmp_path / f".f.png.{dead}.abcd1234.tmp"
-    orphan.write_bytes(b"half a frame")
-    write_bytes_atomic(target, b"one", durable=False, sweep=False)
-    assert target.read_bytes() == b"one" and orphan.exists()
-    write_bytes_atomic(target, b"two", durable=False)
-    assert target.read_bytes() == b"two" and not orphan.exists()
+    first = [tmp_path / f".f.png.{dead}.abcd1234.tmp", tmp_path / f".g.png.{dead}.zz_9x8y7.tmp"]
+    for orphan in first:
+        orphan.write_bytes(b"half a frame")
+    write_bytes_atomic(tmp_path / "f.png", b"one", durable=False)
+    assert not any(p.exists() for p in first)
+    later = tmp_path / f".f.png.{dead}.qwer5678.tmp"
+    later.write_bytes(b"half a frame")
+    write_bytes_atomic(tmp_path / "f.png", b"two", durable=False)
+    assert (tmp_path / "f.png").read_bytes() == b"two" and later.exists()
 
 
 @pytest.mark.parametrize("command", ["render-j2", "video-j2", "digest-j2"])

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from ..determinism.cache import cached_png, cached_pngs
 from ..errors import NanoframesError
-from ..files import sweep_directory, write_bytes_atomic
+from ..files import write_bytes_atomic
 from ..progress import Progress
 from .cache import cache_from_args
 from .common import add_drawing, add_frame_choice, frame_index, jobs_value, open_film
@@ -50,7 +50,6 @@ def run(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise NanoframesError("output-failed", f"cannot create the directory: "
                               f"{exc.strerror or exc}", out) from None
-    sweep_directory(out)  # temps of a killed earlier render, whatever frame they were for
     digits = max(5, len(str(comp.frame_count - 1)))
     files = [(i, out / f"{i:0{digits}d}.png") for i in range(comp.frame_count)]
     with Progress(comp.frame_count, comp.id) as bar:

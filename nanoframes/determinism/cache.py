@@ -207,9 +207,7 @@ class FrameCache:
         header = _HEADER.pack(MAGIC, width, height, bytes.fromhex(key), digest,
                               hashlib.sha256(png).digest())
         try:
-            # sweep=False: prune() removes dead writers' temps, for the whole cache
-            with atomic_target(self.path(key), durable=False, sweep=False) as tmp, \
-                    open(tmp, "wb") as fh:
+            with atomic_target(self.path(key), durable=False) as tmp, open(tmp, "wb") as fh:
                 fh.write(header)
                 fh.write(png)
         except (NanoframesError, OSError):
@@ -392,7 +390,7 @@ def cached_pngs(film, files: Sequence[tuple[int, Path]], jobs: int = 1,
         if png is None:
             missing.append((i, str(file), key))
             continue
-        write_bytes_atomic(file, png, code="output-failed", durable=False, sweep=False)
+        write_bytes_atomic(file, png, code="output-failed", durable=False)
         yield 1
     if missing:
         yield from write_pngs(film, missing, jobs, cache)

@@ -58,9 +58,7 @@ def write_run(film: Any, targets: Iterable[Target], store: PngStore | None = Non
     Frames whose rendered document was just drawn (in this run or an earlier
     run of the same film) reuse its PNG bytes: a held frame costs one file
     write. With a ``store``, each PNG is also kept there under its key, with the
-    frame digest (SHA-256 of its RGBA). Temps a killed earlier writer left in
-    the targets' directory are not looked for file by file: sweep it once first
-    (``files.sweep_directory``), as ``nanoframes render`` does.
+    frame digest (SHA-256 of its RGBA).
     """
     # kept on the film: a worker's next run of the same film starts with it
     recent: OrderedDict[bytes, tuple[bytes, bytes]] = film.recent_pngs
@@ -78,9 +76,7 @@ def write_run(film: Any, targets: Iterable[Target], store: PngStore | None = Non
                 recent.popitem(last=False)
         else:
             recent.move_to_end(seen)
-        # the directory is swept of dead writers' temps once, not per frame
-        write_bytes_atomic(target, encoded[0], code="output-failed", durable=False,
-                           sweep=False)
+        write_bytes_atomic(target, encoded[0], code="output-failed", durable=False)
         if store is not None and key is not None:
             store.put_png(key, encoded[0], encoded[1], film.width, film.height)
         yield index
