@@ -18,6 +18,10 @@ however it is started, draws a frame before Python, the renderer's imports and
 the film are ready. ``-j 1`` is timed to its first frame (S) and to its end
 (S + R, R being the drawing of every frame), so ``-j N`` takes at least
 S + R/N, and the best ratio any ``-j N`` could reach is (S + R) / (S + R/N).
+A second bound comes from the CPU time of every process of each run: the
+processes of ``-j N`` (a forkserver, N workers each with its own engine and
+film) do more work than ``-j 1``, and that work spread perfectly over N idle
+CPUs is the "on idle CPUs" figure.
 
 It also prints the encoder table the PNG writer was chosen from (a few frames
 of the same film): Pillow's levels against filter "Sub" + deflate level 1 by
@@ -130,7 +134,7 @@ def encoders(film_path: Path) -> None:
         return enc
 
     def sub(compress):
-        return lambda f: compress(png.sub_filtered(f).tobytes(), 1)
+        return lambda f: compress(png.sub_filtered(f), 1)
 
     rows = [(f"Pillow compress_level={lv}", pillow(lv)) for lv in (1, 6, 9)]
     rows.append(("filter Sub + zlib level 1", sub(zlib.compress)))

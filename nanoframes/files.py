@@ -22,6 +22,7 @@ from __future__ import annotations
 import contextlib
 import os
 import re
+import stat
 import tempfile
 import threading
 from collections.abc import Iterator
@@ -114,17 +115,17 @@ def remove_live_temps() -> None:
             os.unlink(name)
 
 
-def _new_temp(target: Path, suffix: str) -> str:
+def _new_temp(target: Path, suffix: str) -> tuple[str, int]:
     """Create an empty temp file beside ``target``, known as live before it exists
-    (a signal arriving in between cannot leave it behind)."""
+    (a signal arriving in between cannot leave it behind); return its name and a
+    descriptor open for writing."""
     prefix = os.path.join(target.parent, _temp_prefix(target))
     for _ in range(100):
         name = f"{prefix}{next(tempfile._get_candidate_names())}{suffix}"
         with _LIVE_LOCK:
             _LIVE.add(name)
         try:
-            os.close(os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-            return name
+            return name, os.open(name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
         except FileExistsError:
             pass
         except OSError:
@@ -163,43 +164,72 @@ def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-
     The first write of this process into a directory sweeps it of temps left by
     killed writers (``sweep_directory``); later writes there do not list it again.
     """
+    with _atomic_fd(path, suffix, code, sync_file=durable, sync_dir=durable) as (tmp, fd):
+        os.close(fd)  # the caller opens the path itself
+        yield tmp
+
+
+def write_bytes_atomic(path: Path | str, data: bytes, *, code: str = "write-failed",
+                       durable: bool = True) -> None:
+    """Write ``data`` to ``path`` as :func:`atomic_target` does, through the
+    descriptor that created the temp file: frames and cache entries are written
+    by the hundred, and opening each temp file a second time cost as much as
+    writing it."""
+    with _atomic_fd(path, ".tmp", code, sync_file=False, sync_dir=durable) as (_tmp, fd), \
+            open(fd, "wb", closefd=True) as fh:
+        fh.write(data)
+        if durable:
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+@contextlib.contextmanager
+def _atomic_fd(path: Path | str, suffix: str, code: str, *, sync_file: bool, sync_dir: bool
+               ) -> Iterator[tuple[Path, int]]:
+    """A new temp file beside ``path``, as its path and a descriptor open for
+    writing that the caller must close; renamed over ``path`` on a clean exit.
+    ``sync_file`` fsyncs the temp file (reopened by path) before the rename,
+    ``sync_dir`` the directory after it."""
     target = Path(path)
-    if target.is_dir():
-        raise NanoframesError(code, "cannot write: is a directory, not a file", target)
     try:
-        mode = target.stat().st_mode & 0o777
+        mode = os.stat(target).st_mode
     except FileNotFoundError:
         mode = new_file_mode()
     except OSError as exc:
         raise write_failed(exc, target, code) from None
+    else:
+        if stat.S_ISDIR(mode):
+            raise NanoframesError(code, "cannot write: is a directory, not a file", target)
+        mode &= 0o777
+    directory = os.path.abspath(target.parent)
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if os.path.abspath(target.parent) not in _SWEPT:
-            sweep_directory(target.parent)
-        name = _new_temp(target, suffix)
+        if directory not in _SWEPT:  # first write here: make sure it exists, sweep it
+            target.parent.mkdir(parents=True, exist_ok=True)
+            sweep_directory(directory)
+        try:
+            name, fd = _new_temp(target, suffix)
+        except FileNotFoundError:  # removed since this process swept it
+            target.parent.mkdir(parents=True, exist_ok=True)
+            name, fd = _new_temp(target, suffix)
     except OSError as exc:
         raise write_failed(exc, target, code) from None
     tmp = Path(name)
+    replaced = False
     try:
-        yield tmp
-        if durable:
+        yield tmp, fd
+        if sync_file:
             with open(tmp, "rb+") as fh:
                 os.fsync(fh.fileno())
         os.chmod(tmp, mode)
         os.replace(tmp, target)
-        if durable:
+        replaced = True
+        if sync_dir:
             _fsync_directory(target.parent)
     except OSError as exc:
         raise write_failed(exc, target, code) from None
     finally:
         with _LIVE_LOCK:
             _LIVE.discard(name)
-        with contextlib.suppress(OSError):
-            tmp.unlink()
-
-
-def write_bytes_atomic(path: Path | str, data: bytes, *, code: str = "write-failed",
-                       durable: bool = True) -> None:
-    """Write ``data`` to ``path`` through :func:`atomic_target`."""
-    with atomic_target(path, code=code, durable=durable) as tmp:
-        tmp.write_bytes(data)
+        if not replaced:
+            with contextlib.suppress(OSError):
+                tmp.unlink()

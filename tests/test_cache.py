@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import struct
 import subprocess
 import sys
 import textwrap
@@ -11,6 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from nanoframes.checksum import crc32
 from nanoframes.cli import main
 from nanoframes.determinism import cache as cache_mod
 from nanoframes.determinism.cache import (
@@ -110,7 +112,7 @@ def test_worker_processes_fill_the_cache_too(cache_dir: Path, comp: Path) -> Non
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip-payload", "flip-header", "flip-digest",
-                                    "empty", "other-key"])
+                                    "empty", "other-key", "older-format", "other-pixels"])
 def test_damaged_entries_are_detected_and_rendered_again(cache_dir: Path, comp: Path,
                                                           damage: str) -> None:
     expected = fresh(comp)
@@ -124,7 +126,13 @@ def test_damaged_entries_are_detected_and_rendered_again(cache_dir: Path, comp: 
     elif damage == "flip-payload":
         data[HEADER_SIZE + (len(data) - HEADER_SIZE) // 2] ^= 0x01
     elif damage == "flip-digest":  # a whole PNG, but not of this frame's pixels
-        data[48] ^= 0x01
+        data[48] ^= 0x01  # the pixels' CRC-32
+    elif damage == "older-format":  # NFCACHE2 kept SHA-256s where CRC-32s now are
+        data[:8] = b"NFCACHE2"
+    elif damage == "other-pixels":  # frame 3's PNG, checksummed anew, in frame 2's entry:
+        other = FrameCache().path(frame_key(ident, 3, 40, 24)).read_bytes()  # only the
+        png = other[HEADER_SIZE:]  # pixels' check can tell
+        data = data[:HEADER_SIZE - 4] + bytearray(struct.pack("<I", crc32(png))) + png
     elif damage == "flip-header":
         data[9] ^= 0x01  # the width
     elif damage == "empty":

@@ -296,6 +296,26 @@ def test_a_process_sweeps_a_directory_at_its_first_write_there(tmp_path: Path) -
     assert (tmp_path / "f.png").read_bytes() == b"two" and later.exists()
 
 
+@pytest.mark.parametrize("durable", [False, True])
+def test_a_directory_removed_after_a_write_there_is_made_again(tmp_path: Path,
+                                                               durable: bool) -> None:
+    """Later writes into a directory skip making it (it was made at the first), so
+    one removed in between (a user clearing an output folder mid-session) must
+    still be made again, and no temp file may be left anywhere."""
+    from nanoframes.files import atomic_target, write_bytes_atomic
+
+    out = tmp_path / "frames" / "deep"
+    write_bytes_atomic(out / "a.png", b"one", durable=durable)
+    shutil.rmtree(tmp_path / "frames")
+    write_bytes_atomic(out / "b.png", b"two", durable=durable)
+    assert (out / "b.png").read_bytes() == b"two"
+    shutil.rmtree(tmp_path / "frames")
+    with atomic_target(out / "c.png", durable=durable) as tmp:
+        tmp.write_bytes(b"three")
+    assert (out / "c.png").read_bytes() == b"three"
+    assert [p.name for p in out.iterdir()] == ["c.png"]  # no temp file left
+
+
 @pytest.mark.parametrize("command", ["render-j2", "video-j2", "digest-j2"])
 def test_a_normal_exit_leaves_no_process(tmp_path: Path, command: str) -> None:
     """The forkserver and resource tracker are stopped before the command exits,

@@ -48,8 +48,9 @@ class Film:
         self.baker = Baker(self.comp)
         self._registered = False
         self.rasterized = 0  # documents actually rasterized (for benchmarks and tests)
-        # rendered-document hash -> (PNG bytes, frame digest or b''): output.write_run
-        self.recent_pngs: OrderedDict[bytes, tuple[bytes, bytes]] = OrderedDict()
+        # rendered-document hash -> (PNG bytes, a store's pixel check or None):
+        # output.write_run
+        self.recent_pngs: OrderedDict[bytes, tuple[bytes, int | None]] = OrderedDict()
         # rendered-document hash -> frame digest, for the whole film: a held frame
         # (or a document that comes back later, as in a loop) is rasterized once
         self._seen: dict[bytes, str | Future] = {}

@@ -36,7 +36,9 @@ _RUNS_PER_WORKER = 4
 class PngStore(Protocol):
     """Where encoded frames are also kept (the frame cache): ``determinism.cache``."""
 
-    def put_png(self, key: str, png: bytes, digest: bytes, width: int, height: int) -> None: ...
+    def pixel_check(self, frame: np.ndarray) -> int: ...
+
+    def put_png(self, key: str, png: bytes, pixels: int, width: int, height: int) -> None: ...
 
 
 # One frame to write: its index, the file, and its key in the store (or None).
@@ -58,19 +60,19 @@ def write_run(film: Any, targets: Iterable[Target], store: PngStore | None = Non
     Frames whose rendered document was just drawn (in this run or an earlier
     run of the same film) reuse its PNG bytes: a held frame costs one file
     write. With a ``store``, each PNG is also kept there under its key, with the
-    frame digest (SHA-256 of its RGBA).
+    store's check of the frame's pixels.
     """
     # kept on the film: a worker's next run of the same film starts with it
-    recent: OrderedDict[bytes, tuple[bytes, bytes]] = film.recent_pngs
+    recent: OrderedDict[bytes, tuple[bytes, int | None]] = film.recent_pngs
     for index, target, key in targets:
         doc = film.document(index)
         seen = hashlib.sha256(doc).digest()
         encoded = recent.get(seen) if film.dedup else None
-        if encoded is not None and store is not None and not encoded[1]:
-            encoded = None  # encoded without a store: its frame digest was not taken
+        if encoded is not None and store is not None and encoded[1] is None:
+            encoded = None  # encoded without a store: its pixels were not checked
         if encoded is None:
             frame = film.raster(doc)
-            encoded = (encode_png(frame), hashlib.sha256(frame).digest() if store else b"")
+            encoded = (encode_png(frame), store.pixel_check(frame) if store else None)
             recent[seen] = encoded
             if len(recent) > _RECENT:
                 recent.popitem(last=False)
