@@ -164,8 +164,7 @@ def atomic_target(path: Path | str, suffix: str = ".tmp", *, code: str = "write-
     The first write of this process into a directory sweeps it of temps left by
     killed writers (``sweep_directory``); later writes there do not list it again.
     """
-    with _atomic_fd(path, suffix, code, sync_file=durable, sync_dir=durable) as (tmp, fd):
-        os.close(fd)  # the caller opens the path itself
+    with _atomic_fd(path, suffix, code, durable) as (tmp, _fd):
         yield tmp
 
 
@@ -175,21 +174,17 @@ def write_bytes_atomic(path: Path | str, data: bytes, *, code: str = "write-fail
     descriptor that created the temp file: frames and cache entries are written
     by the hundred, and opening each temp file a second time cost as much as
     writing it."""
-    with _atomic_fd(path, ".tmp", code, sync_file=False, sync_dir=durable) as (_tmp, fd), \
-            open(fd, "wb", closefd=True) as fh:
+    with _atomic_fd(path, ".tmp", code, durable) as (_tmp, fd), \
+            open(fd, "wb", closefd=False) as fh:
         fh.write(data)
-        if durable:
-            fh.flush()
-            os.fsync(fh.fileno())
 
 
 @contextlib.contextmanager
-def _atomic_fd(path: Path | str, suffix: str, code: str, *, sync_file: bool, sync_dir: bool
+def _atomic_fd(path: Path | str, suffix: str, code: str, durable: bool
                ) -> Iterator[tuple[Path, int]]:
     """A new temp file beside ``path``, as its path and a descriptor open for
-    writing that the caller must close; renamed over ``path`` on a clean exit.
-    ``sync_file`` fsyncs the temp file (reopened by path) before the rename,
-    ``sync_dir`` the directory after it."""
+    writing (this function closes it; fsync through it reaches whatever was
+    written by path too); renamed over ``path`` on a clean exit."""
     target = Path(path)
     try:
         mode = os.stat(target).st_mode
@@ -216,14 +211,16 @@ def _atomic_fd(path: Path | str, suffix: str, code: str, *, sync_file: bool, syn
     tmp = Path(name)
     replaced = False
     try:
-        yield tmp, fd
-        if sync_file:
-            with open(tmp, "rb+") as fh:
-                os.fsync(fh.fileno())
+        try:
+            yield tmp, fd
+            if durable:
+                os.fsync(fd)
+        finally:
+            os.close(fd)
         os.chmod(tmp, mode)
         os.replace(tmp, target)
         replaced = True
-        if sync_dir:
+        if durable:
             _fsync_directory(target.parent)
     except OSError as exc:
         raise write_failed(exc, target, code) from None

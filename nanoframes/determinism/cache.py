@@ -39,8 +39,8 @@ cold render that was a tenth of the drawing. Entries of the older format
 Writes go through ``files.write_bytes_atomic`` (a temp file in the entry's
 directory, the umask's mode, renamed into place), so a reader sees a whole entry
 or none, and several processes writing the same key at once are safe: the last
-rename wins and every candidate is a whole, correct entry. No fsync: a torn file after a power
-loss fails its checksum and is rendered again.
+rename wins and every candidate is a whole, correct entry. No fsync: a torn file
+after a power loss fails its checksum and is rendered again.
 
 Size: capped at ``$NANOFRAMES_CACHE_MAX_MB`` (default 2048). A hit refreshes
 the entry's mtime; after a run that wrote entries the least recently used are
@@ -103,6 +103,13 @@ def frame_key(identity: Mapping[str, str], index: int, width: int, height: int) 
                        "size": [int(width), int(height)]},
                       sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+
+
+def pixel_check(frame: np.ndarray) -> int:
+    """CRC-32 of a frame's straight RGBA (C order)."""
+    from ..checksum import crc32
+
+    return crc32(frame)
 
 
 @dataclass(frozen=True)
@@ -210,11 +217,9 @@ class FrameCache:
         height, width = frame.shape[:2]
         self.put_png(key, encode_png(frame), pixel_check(frame), width, height)
 
-    @staticmethod
-    def pixel_check(frame: np.ndarray) -> int:
-        """What ``put_png`` keeps of a frame's pixels, for ``get`` to check a decoded
-        PNG against (``frames.output`` takes it while the frame is at hand)."""
-        return pixel_check(frame)
+    # what put_png keeps of a frame's pixels, for get to check a decoded PNG against
+    # (frames.output takes it while the frame is at hand)
+    pixel_check = staticmethod(pixel_check)
 
     def put_png(self, key: str, png: bytes, pixels: int, width: int, height: int) -> None:
         """Store an encoded frame atomically under ``key``; ``pixels`` is the
@@ -298,13 +303,6 @@ class FrameCache:
             total -= size
             evicted += 1
         return evicted
-
-
-def pixel_check(frame: np.ndarray) -> int:
-    """CRC-32 of a frame's straight RGBA (C order)."""
-    from ..checksum import crc32
-
-    return crc32(frame)
 
 
 def _unlink(path: Path) -> None:
