@@ -7,7 +7,8 @@ temporary directory with its assets. Each figure is the best of ``--repeat``
 runs of the command in a fresh process, wall clock:
 
 1. workers: ``-j 2 --no-cache`` against ``-j 1 --no-cache`` (target >= 1.8x):
-   each worker draws, encodes and writes its own files.
+   the command's process and one worker each draw, encode and write their own
+   files (the process from the front of the film, the worker runs from the back).
 2. cold cache: a first run with the frame cache on (an empty cache directory)
    against ``--no-cache``, both ``-j 2`` (target <= 1.15).
 3. warm cache: a second run against the cold one (target >= 3x faster): the
@@ -19,7 +20,7 @@ the film are ready. ``-j 1`` is timed to its first frame (S) and to its end
 (S + R, R being the drawing of every frame), so ``-j N`` takes at least
 S + R/N, and the best ratio any ``-j N`` could reach is (S + R) / (S + R/N).
 A second bound comes from the CPU time of every process of each run: the
-processes of ``-j N`` (a forkserver, N workers each with its own engine and
+processes of ``-j N`` (a forkserver, N - 1 workers each with its own engine and
 film) do more work than ``-j 1``, and that work spread perfectly over N idle
 CPUs is the "on idle CPUs" figure.
 

@@ -4,6 +4,7 @@ encoded again, and a warm cache that copies PNG bytes instead of encoding."""
 from __future__ import annotations
 
 import hashlib
+import threading
 from pathlib import Path
 
 import numpy as np
@@ -138,3 +139,30 @@ def test_a_warm_cache_copies_pngs_and_encodes_nothing(comp: Path, tmp_path: Path
     assert again.hits == len(warm) and again.written == 0 and warm_film.rasterized == 0
     for (_, c), (_, w) in zip(cold, warm):
         assert c.read_bytes() == w.read_bytes()
+
+
+def test_with_two_jobs_this_process_and_a_worker_share_the_film(
+        comp: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # -j 2 is two drawing processes: this one from the front, a worker from the
+    # back. This process's drawing waits until the worker has written the last
+    # frame, so both draw whatever the machine's speed.
+    expected = Film.open(comp, comp.parent).digests()
+    film = Film.open(comp, comp.parent)
+    targets = [(i, str(tmp_path / f"{i:05d}.png"), None) for i in range(len(expected))]
+    last = Path(targets[-1][1])
+    drawn_here: list[int] = []
+    raster = film.raster
+
+    def after_the_worker(doc: bytes):
+        for _ in range(3000):
+            if last.exists():
+                break
+            threading.Event().wait(0.01)
+        drawn_here.append(1)
+        return raster(doc)
+
+    monkeypatch.setattr(film, "raster", after_the_worker)
+    assert sum(output.write_pngs(film, targets, jobs=2)) == len(targets)
+    assert last.exists() and 0 < len(drawn_here) < len(set(expected))
+    assert decoded_digests(tmp_path) == expected
+    assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name]  # no temp left

@@ -20,7 +20,7 @@ def default_jobs() -> int:
 
 def add_jobs(p: argparse.ArgumentParser) -> None:
     p.add_argument("-j", "--jobs", type=int, default=default_jobs(), metavar="N",
-                   help="worker processes (default 1; 0 = one per CPU)")
+                   help="processes that draw frames (default 1; 0 = one per CPU)")
     p.set_defaults(_fix_jobs=True)
 
 

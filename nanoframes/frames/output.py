@@ -2,8 +2,8 @@
 
 PNGs carry the exact straight RGBA of the frame (``png.py``), so SHA-256 of a
 PNG's decoded RGBA equals the frame digest. A directory of PNGs is written by
-whoever drew the frames: with ``-j N`` each worker process encodes and writes
-its own files, and only a count comes back. A held frame (the same rendered
+whoever drew the frames: with ``-j N`` this process and N - 1 worker processes
+each encode and write their own files, and only counts come back. A held frame (the same rendered
 document as a frame just written) is not drawn or encoded again: its PNG bytes
 are written again. MP4 encoding is pinned (one thread, ``cpu-independent``,
 bitexact flags) so the same frames give the same file on one machine; MP4
@@ -13,11 +13,12 @@ bytes are still never the unit of a digest.
 from __future__ import annotations
 
 import hashlib
+import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, wait
 from fractions import Fraction
 from pathlib import Path
+from queue import SimpleQueue
 from typing import Any, Protocol
 
 import numpy as np
@@ -27,10 +28,6 @@ from ..files import atomic_target, write_bytes_atomic
 from .png import decode_png, encode_png
 
 _RECENT = 8  # encoded frames kept for held frames, per process
-# Runs of frames per worker. Eight (a shorter tail when one worker finishes first)
-# measured about 0.1 s slower than four in paired renders at 960x540 and 1080p:
-# each boundary between runs costs a held frame drawn again and a task.
-_RUNS_PER_WORKER = 4
 
 
 class PngStore(Protocol):
@@ -94,27 +91,63 @@ def _png_task(path: str, root: str | None, dedup: bool, scale: float, targets: l
 
 def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
                store: PngStore | None = None) -> Iterator[int]:
-    """Write every target's PNG, here or on ``jobs`` worker processes (each draws,
-    encodes and writes a contiguous run of frames itself); yields how many
-    frames were written at each step, for a progress bar."""
+    """Write every target's PNG; yields how many frames were written at each step,
+    for a progress bar.
+
+    With ``jobs`` > 1 this process is one of the ``jobs`` drawing processes: it
+    draws from the front of the film at once, while ``jobs - 1`` workers boot and
+    then take runs from the back (``runs.py``). Whoever draws a frame encodes and
+    writes it; only counts come back.
+    """
     if jobs <= 1 or len(targets) < 2:
         for _ in write_run(film, targets, store):
             yield 1
         return
-    from .film import chunks
-    from .workers import worker_pool
+    from .runs import TwoEnded
+    from .workers import booting_pool
 
-    pool = worker_pool(jobs)
+    shared: TwoEnded[Target] = TwoEnded(targets, jobs)
+    booting = booting_pool(jobs - 1, film.comp.project_root)
+    args = (str(film.comp.path), str(film.comp.project_root), film.dedup, film.scale)
+    reports: SimpleQueue = SimpleQueue()  # from the feeders: a count, an error, or None (done)
+
+    def feed() -> None:
+        """(one thread per worker) Hand the worker a run, wait for it, the next run."""
+        try:
+            pool = booting.result()
+            while run := shared.take_back():
+                reports.put(pool.submit(_png_task, *args, run, store).result())
+        except BaseException as exc:  # noqa: BLE001 - raised again by the drawing thread
+            shared.close()
+            reports.put(exc)
+        reports.put(None)
+
+    feeders = [threading.Thread(target=feed, name="nanoframes-feeder", daemon=True)
+               for _ in range(jobs - 1)]
+    for feeder in feeders:
+        feeder.start()
+    running = len(feeders)
+
+    def counts(block: bool) -> Iterator[int]:
+        nonlocal running
+        while running and (block or not reports.empty()):
+            report = reports.get()
+            if report is None:
+                running -= 1
+            elif isinstance(report, BaseException):
+                raise report
+            else:
+                yield report
+
     try:
-        args = (str(film.comp.path), str(film.comp.project_root), film.dedup, film.scale)
-        pending = {pool.submit(_png_task, *args, run, store)
-                   for run in chunks(list(targets), _RUNS_PER_WORKER * jobs)}
-        while pending:
-            done, pending = wait(pending, return_when=FIRST_COMPLETED)
-            for future in done:
-                yield future.result()
+        for _ in write_run(film, shared.front(), store):
+            yield 1
+            yield from counts(block=False)
+        yield from counts(block=True)
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        shared.close()
+        if booting.exception() is None:  # a pool that failed to start: a feeder said so
+            booting.result().shutdown(wait=True, cancel_futures=True)
 
 
 def over_black(frame: np.ndarray) -> np.ndarray:
