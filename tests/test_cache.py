@@ -20,6 +20,7 @@ from nanoframes.determinism.cache import (
     FrameCache,
     cached_frame,
     cached_frames,
+    cached_pngs,
     film_identity,
     frame_key,
 )
@@ -160,6 +161,80 @@ def test_a_wrong_size_is_a_miss(cache_dir: Path) -> None:
     assert got is not None and np.array_equal(got, frame) and not got.flags.writeable
     assert c.get(key, 6, 8) is None and c.rejected == 1
     assert not c.path(key).exists()
+
+
+@pytest.fixture()
+def held_comp(comp: Path) -> Path:
+    """SLIDE whose dot stops half way: frames 3, 4 and 5 are one held picture."""
+    comp.write_text(SLIDE.replace('"t": 0.6667', '"t": 0.5'))
+    return comp
+
+
+def rendered(comp: Path, out: Path) -> list[np.ndarray]:
+    """The film rendered to PNGs in ``out`` through the cache, decoded."""
+    film = Film.open(comp, comp.parent)
+    out.mkdir()
+    files = [(i, out / f"{i}.png") for i in range(film.comp.frame_count)]
+    assert sum(cached_pngs(film, files, cache=FrameCache())) == len(files)
+    return [read_png_rgba(f) for _, f in files]
+
+
+def test_a_held_frame_is_stored_as_an_entry_naming_its_twin(cache_dir: Path, held_comp: Path,
+                                                            tmp_path: Path) -> None:
+    comp = held_comp
+    expected = fresh(comp)
+    assert np.array_equal(expected[3], expected[5]) and not np.array_equal(expected[2],
+                                                                            expected[3])
+    assert all(np.array_equal(a, e) for a, e in zip(rendered(comp, tmp_path / "a"), expected))
+    film = Film.open(comp, comp.parent)
+    key3, key4, key5 = (frame_key(film_identity(film), i, 40, 24) for i in (3, 4, 5))
+    assert FrameCache().path(key3).read_bytes()[:8] == cache_mod.MAGIC
+    for key in (key4, key5):
+        held = FrameCache().path(key).read_bytes()
+        assert held[:8] == cache_mod.SAME_MAGIC and held[HEADER_SIZE:] == bytes.fromhex(key3)
+        assert held[48:HEADER_SIZE] == FrameCache().path(key3).read_bytes()[48:HEADER_SIZE]
+    # a warm render and video's reading of pixels both follow it
+    c = FrameCache()
+    frame5 = c.get(key5, 40, 24)
+    assert frame5 is not None and np.array_equal(frame5, expected[5]) and c.rejected == 0
+    warm = Film.open(comp, comp.parent)
+    files = [(i, tmp_path / f"w{i}.png") for i in range(6)]
+    assert sum(cached_pngs(warm, files, cache=FrameCache())) == 6 and warm.rasterized == 0
+    assert (tmp_path / "w5.png").read_bytes() == (tmp_path / "a" / "5.png").read_bytes()
+
+
+@pytest.mark.parametrize("damage", ["twin-gone", "twin-flipped", "twin-of-another-frame",
+                                    "names-another-frame", "flipped-check", "truncated"])
+def test_a_held_frame_whose_twin_does_not_hold_is_drawn_again(
+        cache_dir: Path, held_comp: Path, tmp_path: Path, damage: str) -> None:
+    comp = held_comp
+    expected = fresh(comp)
+    rendered(comp, tmp_path / "a")
+    film = Film.open(comp, comp.parent)
+    # frame 5 is held: its entry names frame 4's twin, frame 3; frame 2 is another picture
+    key2, twin_key, key5 = (frame_key(film_identity(film), i, 40, 24) for i in (2, 3, 5))
+    twin, held = FrameCache().path(twin_key), FrameCache().path(key5)
+    if damage == "twin-gone":
+        twin.unlink()
+    elif damage == "twin-flipped":
+        data = bytearray(twin.read_bytes())
+        data[-20] ^= 0x01
+        twin.write_bytes(bytes(data))
+    elif damage == "twin-of-another-frame":  # frame 2's whole entry in the twin's place
+        twin.write_bytes(FrameCache().path(key2).read_bytes())
+    elif damage == "names-another-frame":
+        held.write_bytes(held.read_bytes()[:HEADER_SIZE] + bytes.fromhex(key2))
+    elif damage == "flipped-check":
+        data = bytearray(held.read_bytes())
+        data[50] ^= 0x01  # the pixels' CRC-32
+        held.write_bytes(bytes(data))
+    else:
+        held.write_bytes(held.read_bytes()[:-1])
+    c = FrameCache()
+    assert c.get_png(key5, 40, 24) is None and c.rejected >= 1 and not held.exists()
+    again = rendered(comp, tmp_path / "b")
+    assert all(np.array_equal(a, e) for a, e in zip(again, expected))
+    assert FrameCache().get(key5, 40, 24) is not None
 
 
 WRITER = textwrap.dedent("""

@@ -93,12 +93,15 @@ class KeptDigests:
 
     def __init__(self) -> None:
         self.digests: dict[str, str] = {}
+        self.same_as: dict[str, str | None] = {}
 
     def pixel_check(self, frame) -> str:
         return hashlib.sha256(frame).hexdigest()
 
-    def put_png(self, key: str, png: bytes, pixels: str, width: int, height: int) -> None:
+    def put_png(self, key: str, png: bytes, pixels: str, width: int, height: int,
+                same_as: str | None = None) -> None:
         self.digests[key] = pixels
+        self.same_as[key] = same_as
 
 
 def test_runs_of_one_film_share_its_held_frames(comp: Path, tmp_path: Path) -> None:
@@ -119,6 +122,7 @@ def test_runs_of_one_film_share_its_held_frames(comp: Path, tmp_path: Path) -> N
     assert len(list(output.write_run(film, again, kept))) == 2
     assert film.rasterized == len(set(expected)) + 1
     assert kept.digests == {"k8": expected[8], "k7": expected[7]}
+    assert kept.same_as == {"k8": None, "k7": "k8"}  # the held frame names its twin
 
 
 def test_a_warm_cache_copies_pngs_and_encodes_nothing(comp: Path, tmp_path: Path,

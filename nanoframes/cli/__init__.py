@@ -14,16 +14,21 @@ arguments, and ``--version`` imports nothing at all.
 
 from __future__ import annotations
 
+import os  # noqa: E402
+
 # First of all, before anything slow is imported: SIGINT/SIGTERM end the command
 # cleanly from here on (see interrupt.py).
 from . import interrupt
 
 if interrupt.is_program():
     interrupt.install()
+    # NumPy's BLAS starts a thread pool when it is imported. nanoframes does no
+    # linear algebra, and a process with one thread may fork its render workers
+    # (frames/workers.py: can_fork), so the command keeps BLAS on this thread.
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import argparse  # noqa: E402
 import importlib  # noqa: E402
-import os  # noqa: E402
 import sys  # noqa: E402
 
 from .. import __version__  # noqa: E402

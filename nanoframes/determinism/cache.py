@@ -25,6 +25,14 @@ Entry: one file ``frames/<k[:2]>/<k>.png-entry``: the frame as a PNG file
     png       4 bytes  CRC-32 of the PNG bytes
     payload  the PNG file
 
+A held frame (one whose PNG this run has just stored under another key) gets
+a short entry instead, with the magic ``NFSAME_3``, the same header (its own
+key, the pixels' and the PNG's CRC-32s) and, as payload, the 32-byte key of the
+entry that holds the PNG. Reading one follows it once: the entry it names must
+be a whole ``NFCACHE3`` entry of the same size with the same two CRC-32s, or
+the held frame's entry is refused like any damaged one. In a demo whose scenes
+hold, this halves what a cold render writes to the cache.
+
 PNG, not raw RGBA: a warm ``render -o DIR`` copies an entry's bytes into its
 file and encodes nothing. ``get_png`` checks the magic, the size, the key and
 the PNG's CRC-32; ``get`` (``video``) also decodes the PNG and checks its RGBA
@@ -66,6 +74,7 @@ if TYPE_CHECKING:  # imported where frames are touched: `render --help` needs ne
     import numpy as np
 
 MAGIC = b"NFCACHE3"
+SAME_MAGIC = b"NFSAME_3"  # a held frame's entry: the key of the entry with its PNG
 _HEADER = struct.Struct("<8sII32sII")
 HEADER_SIZE = _HEADER.size  # 56
 SUFFIX = ".png-entry"
@@ -169,41 +178,40 @@ class FrameCache:
 
     def _read(self, key: str, width: int, height: int) -> tuple[int, bytes] | None:
         path = self.path(key)
-        try:
-            with open(path, "rb") as fh:
-                data = fh.read()
-        except OSError:
+        data = _load(path)
+        if data is None:
             self.misses += 1
             return None
-        found = self._verify(data, key, width, height)
-        if found is None:
+        from ..checksum import crc32
+
+        entry = _parse(data, key, width, height)
+        if entry is not None and entry[0] == SAME_MAGIC:
+            entry = self._held(entry, width, height)
+        if entry is None or crc32(entry[3]) != entry[2]:
             self._reject(path)
             return None
-        try:
-            os.utime(path)  # least recently used eviction reads mtime
-        except OSError:
-            pass
+        _touch(path)  # least recently used eviction reads mtime
         self.hits += 1
+        return entry[1], entry[3]
+
+    def _held(self, entry: tuple[bytes, int, int, bytes], width: int, height: int
+              ) -> tuple[bytes, int, int, bytes] | None:
+        """The entry a held frame's entry names, if it holds a PNG with the same checks."""
+        _magic, pixels, png_crc, named = entry
+        if len(named) != 32:
+            return None
+        path = self.path(named.hex())
+        data = _load(path)
+        found = None if data is None else _parse(data, named.hex(), width, height)
+        if found is None or found[0] != MAGIC or found[1:3] != (pixels, png_crc):
+            return None
+        _touch(path)
         return found
 
     def _reject(self, path: Path) -> None:
         self.rejected += 1
         self.misses += 1
         _unlink(path)
-
-    @staticmethod
-    def _verify(data: bytes, key: str, width: int, height: int) -> tuple[int, bytes] | None:
-        if len(data) < HEADER_SIZE:
-            return None
-        magic, w, h, kbytes, pixels, png_crc = _HEADER.unpack_from(data)
-        if magic != MAGIC or (w, h) != (width, height) or kbytes.hex() != key:
-            return None
-        from ..checksum import crc32
-
-        png = data[HEADER_SIZE:]
-        if crc32(png) != png_crc:
-            return None
-        return pixels, png
 
     def put(self, key: str, frame: np.ndarray) -> None:
         """Store ``frame`` (uint8 RGBA, height x width x 4) atomically under ``key``."""
@@ -221,14 +229,19 @@ class FrameCache:
     # (frames.output takes it while the frame is at hand)
     pixel_check = staticmethod(pixel_check)
 
-    def put_png(self, key: str, png: bytes, pixels: int, width: int, height: int) -> None:
+    def put_png(self, key: str, png: bytes, pixels: int, width: int, height: int,
+                same_as: str | None = None) -> None:
         """Store an encoded frame atomically under ``key``; ``pixels`` is the
-        ``pixel_check`` of the frame it was encoded from."""
+        ``pixel_check`` of the frame it was encoded from. ``same_as``: the key
+        this process has just stored the same PNG under (a held frame), so only
+        a short entry naming it is written."""
         from ..checksum import crc32
 
-        header = _HEADER.pack(MAGIC, width, height, bytes.fromhex(key), pixels, crc32(png))
+        header = _HEADER.pack(SAME_MAGIC if same_as else MAGIC, width, height,
+                              bytes.fromhex(key), pixels, crc32(png))
         try:
-            write_bytes_atomic(self.path(key), header + png, durable=False)
+            write_bytes_atomic(self.path(key), header + (bytes.fromhex(same_as) if same_as
+                                                         else png), durable=False)
         except (NanoframesError, OSError):
             return  # a cache that cannot be written is only a slower render
         self.written += 1
@@ -303,6 +316,33 @@ class FrameCache:
             total -= size
             evicted += 1
         return evicted
+
+
+def _parse(data: bytes, key: str, width: int, height: int
+           ) -> tuple[bytes, int, int, bytes] | None:
+    """(magic, pixels' CRC-32, PNG's CRC-32, payload) of an entry whose header
+    names ``key`` and the size asked for; None for anything else."""
+    if len(data) < HEADER_SIZE:
+        return None
+    magic, w, h, kbytes, pixels, png_crc = _HEADER.unpack_from(data)
+    if magic not in (MAGIC, SAME_MAGIC) or (w, h) != (width, height) or kbytes.hex() != key:
+        return None
+    return magic, pixels, png_crc, data[HEADER_SIZE:]
+
+
+def _load(path: Path) -> bytes | None:
+    try:
+        with open(path, "rb") as fh:
+            return fh.read()
+    except OSError:
+        return None
+
+
+def _touch(path: Path) -> None:
+    try:
+        os.utime(path)
+    except OSError:
+        pass
 
 
 def _unlink(path: Path) -> None:

@@ -48,9 +48,9 @@ class Film:
         self.baker = Baker(self.comp)
         self._registered = False
         self.rasterized = 0  # documents actually rasterized (for benchmarks and tests)
-        # rendered-document hash -> (PNG bytes, a store's pixel check or None):
-        # output.write_run
-        self.recent_pngs: OrderedDict[bytes, tuple[bytes, int | None]] = OrderedDict()
+        # rendered-document hash -> output.Encoded: the PNGs just written, which
+        # held frames reuse (output.write_run)
+        self.recent_pngs: OrderedDict = OrderedDict()
         # rendered-document hash -> frame digest, for the whole film: a held frame
         # (or a document that comes back later, as in a loop) is rasterized once
         self._seen: dict[bytes, str | Future] = {}
@@ -220,17 +220,47 @@ def _frames_task(path: str, root: str | None, indices: list[int], dedup: bool,
 _worker_films: dict[tuple, Film] = {}
 
 
-def _worker_film(path: str, root: str | None, dedup: bool, scale: float = 1.0) -> Film:
+def _film_key(path: str, root: str | None, dedup: bool, scale: float) -> tuple:
     st = os.stat(path)
-    key = (path, root, dedup, scale, st.st_mtime_ns, st.st_size)  # never a stale film
+    return path, root, dedup, scale, st.st_mtime_ns, st.st_size  # never a stale film
+
+
+def _worker_film(path: str, root: str | None, dedup: bool, scale: float = 1.0) -> Film:
+    key = _film_key(path, root, dedup, scale)
     film = _worker_films.get(key)
     if film is None:
         _worker_films.clear()  # one composition at a time per worker: bounded memory
         film = _worker_films[key] = Film.open(path, Path(root) if root else None, dedup, scale)
-        # pipeline only where this worker has a second CPU to itself; otherwise
-        # the pool alone keeps every CPU busy (the bytes are the same either way)
-        film.draw_thread = workers.threads_to_spare
+    # pipeline only where this worker has a second CPU to itself; otherwise
+    # the pool alone keeps every CPU busy (the bytes are the same either way)
+    film.draw_thread = workers.threads_to_spare
     return film
+
+
+def task_args(film: Film) -> tuple[str, str | None, bool, float]:
+    """What a worker task is given to open ``film`` itself (``_worker_film``)."""
+    root = film.comp.project_root
+    return str(film.comp.path), str(root) if root else None, film.dedup, film.scale
+
+
+def pool_for(film: Film, jobs: int) -> Future:
+    """``jobs`` workers for ``film``'s frames, as a future of the pool.
+
+    Forked from this process now where ``workers.can_fork`` allows: they start
+    at once, with the film already parsed (their copy of it). Elsewhere, or once
+    ThorVG is loaded here, the forkserver starts them (``workers.booting_pool``).
+    """
+    if not workers.can_fork():
+        return workers.booting_pool(jobs, film.comp.project_root)
+    _worker_films.clear()
+    _worker_films[_film_key(*task_args(film))] = film  # what each fork finds open
+    try:
+        pool = workers.forked_pool(jobs, film.comp.project_root)
+    finally:
+        _worker_films.clear()
+    ready: Future = Future()
+    ready.set_result(pool)
+    return ready
 
 
 def submit_digests(comp: Composition, indices: Sequence[int], pool: Executor, parts: int,

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from fractions import Fraction
 from pathlib import Path
 from queue import SimpleQueue
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
@@ -35,7 +35,16 @@ class PngStore(Protocol):
 
     def pixel_check(self, frame: np.ndarray) -> int: ...
 
-    def put_png(self, key: str, png: bytes, pixels: int, width: int, height: int) -> None: ...
+    def put_png(self, key: str, png: bytes, pixels: int, width: int, height: int,
+                same_as: str | None = None) -> None: ...
+
+
+class Encoded(NamedTuple):
+    """A frame's PNG kept for the held frames after it."""
+
+    png: bytes
+    pixels: int | None  # the store's check of its pixels (None: written without a store)
+    key: str | None  # where the store keeps it (None: not stored)
 
 
 # One frame to write: its index, the file, and its key in the store (or None).
@@ -57,27 +66,33 @@ def write_run(film: Any, targets: Iterable[Target], store: PngStore | None = Non
     Frames whose rendered document was just drawn (in this run or an earlier
     run of the same film) reuse its PNG bytes: a held frame costs one file
     write. With a ``store``, each PNG is also kept there under its key, with the
-    store's check of the frame's pixels.
+    store's check of the frame's pixels; a held frame's entry only names the
+    entry of the frame it repeats.
     """
     # kept on the film: a worker's next run of the same film starts with it
-    recent: OrderedDict[bytes, tuple[bytes, int | None]] = film.recent_pngs
+    recent: OrderedDict[bytes, Encoded] = film.recent_pngs
     for index, target, key in targets:
         doc = film.document(index)
         seen = hashlib.sha256(doc).digest()
-        encoded = recent.get(seen) if film.dedup else None
-        if encoded is not None and store is not None and encoded[1] is None:
-            encoded = None  # encoded without a store: its pixels were not checked
-        if encoded is None:
+        held = recent.get(seen) if film.dedup else None
+        if held is not None and store is not None and held.pixels is None:
+            held = None  # encoded without a store: its pixels were not checked
+        if held is None:
             frame = film.raster(doc)
-            encoded = (encode_png(frame), store.pixel_check(frame) if store else None)
-            recent[seen] = encoded
+            png = encode_png(frame)
+            pixels = store.pixel_check(frame) if store else None
+            write_bytes_atomic(target, png, code="output-failed", durable=False)
+            if store is not None and key is not None:
+                store.put_png(key, png, pixels, film.width, film.height)
+            recent[seen] = Encoded(png, pixels, key if store is not None else None)
             if len(recent) > _RECENT:
                 recent.popitem(last=False)
         else:
             recent.move_to_end(seen)
-        write_bytes_atomic(target, encoded[0], code="output-failed", durable=False)
-        if store is not None and key is not None:
-            store.put_png(key, encoded[0], encoded[1], film.width, film.height)
+            write_bytes_atomic(target, held.png, code="output-failed", durable=False)
+            if store is not None and key is not None:
+                store.put_png(key, held.png, held.pixels, film.width, film.height,
+                              same_as=held.key)
         yield index
 
 
@@ -103,12 +118,12 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
         for _ in write_run(film, targets, store):
             yield 1
         return
+    from .film import pool_for, task_args
     from .runs import TwoEnded
-    from .workers import booting_pool
 
     shared: TwoEnded[Target] = TwoEnded(targets, jobs)
-    booting = booting_pool(jobs - 1, film.comp.project_root)
-    args = (str(film.comp.path), str(film.comp.project_root), film.dedup, film.scale)
+    booting = pool_for(film, jobs - 1)
+    args = task_args(film)
     reports: SimpleQueue = SimpleQueue()  # from the feeders: a count, an error, or None (done)
 
     def feed() -> None:

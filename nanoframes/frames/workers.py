@@ -1,15 +1,23 @@
 """Worker processes: how they start, and starting them before they are needed.
 
-Parallelism is processes started with ``forkserver`` (Linux) or ``spawn``,
-never ``fork`` after ThorVG is loaded: a forked child can hang in
-``Canvas.update`` (docs/thorvg.md). This module imports nothing heavy, so the
-command line can start a pool first thing (``prestart``) and the workers boot
-(interpreter, imports, engine, font book: about 0.3 s) on the other CPUs while
-this process is still importing the library and parsing compositions.
+Parallelism is processes, never a fork of a process that has loaded ThorVG: a
+forked child can hang in ``Canvas.update`` (docs/thorvg.md). Two ways to start
+them:
 
-What a worker draws does not depend on when or where it started: every worker
-renders whole frames with its own engine, and results are put back in frame
-order by the caller.
+- ``forkserver`` (Linux) or ``spawn``, anywhere: a fresh interpreter imports
+  the renderer (about 0.3 s before a worker can draw). This module imports
+  nothing heavy, so the command line can start a pool first thing
+  (``prestart``) and the workers boot on the other CPUs while this process is
+  still importing the library and parsing compositions.
+- ``fork`` from this process, only where ``can_fork`` says it is safe (Linux,
+  ThorVG not loaded here yet, no other thread): the workers start in a few
+  milliseconds with everything this process has imported and parsed
+  (``forked_pool``). ``render -o DIR`` takes this way: its workers are needed
+  just after the film is parsed and before its first frame is drawn.
+
+What a worker draws does not depend on when, where or how it started: every
+worker renders whole frames with its own engine, and results are put back in
+frame order by the caller.
 """
 
 from __future__ import annotations
@@ -105,6 +113,51 @@ def _spawn_pool(jobs: int, root: Path | None, pipeline: bool | None) -> ProcessP
     return pool
 
 
+# Stopped from the moment a worker is forked until its initializer has set its
+# own handlers: until then it would run the command's (cli/interrupt.py).
+_STOP_SIGNALS = {signal.SIGINT, signal.SIGTERM}
+
+
+def can_fork() -> bool:
+    """Whether workers may be forked from this process now: on Linux, before
+    ThorVG is loaded here (a child forked after it can hang in the engine), and
+    while this process runs one thread (a fork copies only the calling thread:
+    a lock another one held would stay locked in the child)."""
+    if not sys.platform.startswith("linux") or \
+            "fork" not in multiprocessing.get_all_start_methods():
+        return False
+    from ..engine.library import library_path
+
+    try:
+        if len(os.listdir("/proc/self/task")) != 1:
+            return False
+        with open("/proc/self/maps") as fh:
+            maps = fh.read()
+        library = str(library_path())
+    except Exception:  # noqa: BLE001 - unsure is no: the forkserver is always safe
+        return False
+    return "thorvg" not in maps and library not in maps
+
+
+def forked_pool(jobs: int, root: Path | None = None) -> ProcessPoolExecutor:
+    """A pool of ``jobs`` workers forked from this process now, which the caller
+    has checked with ``can_fork``; every worker exists when this returns. The
+    caller shuts the pool down."""
+    with _SPAWNING:
+        if _closed:
+            raise RuntimeError("nanoframes is shutting down: no new worker processes")
+        before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
+        try:
+            pool = ProcessPoolExecutor(
+                max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
+                initializer=_worker_init,
+                initargs=(str(root) if root else None, spare_threads(jobs), True))
+            pool.submit(int)  # forks every worker, here, before the pool starts its threads
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, before)
+    return pool
+
+
 def _starting(jobs: int, root: Path | None, pipeline: bool | None = None) -> Future:
     """A pool being started on a thread: the caller need not wait for the forkserver."""
     starting: Future = Future()
@@ -178,13 +231,16 @@ def stop_helpers() -> None:
                 pass
 
 
-def _worker_init(root: str | None, spare: bool) -> None:
+def _worker_init(root: str | None, spare: bool, forked: bool = False) -> None:
     # Workers inherit the parent's environment (thread count, locale); they must
     # not print progress or read stdin.
     global threads_to_spare
     # Ctrl-C reaches the whole process group: the command tears the pool down
     # (cli/interrupt.py); a worker must not print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if forked:  # the command's handlers came with the fork, with both signals held
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     die_with_parent()
     sys.stdin = open(os.devnull)  # noqa: SIM115
     threads_to_spare = spare
