@@ -14,7 +14,7 @@ arguments, and ``--version`` imports nothing at all.
 
 from __future__ import annotations
 
-import os  # noqa: E402
+import os
 
 # First of all, before anything slow is imported: SIGINT/SIGTERM end the command
 # cleanly from here on (see interrupt.py).

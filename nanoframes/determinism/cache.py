@@ -435,23 +435,34 @@ def cached_pngs(film, files: Sequence[tuple[int, Path]], jobs: int = 1,
     ``frames.output.write_pngs`` (over ``jobs`` workers), which also stores them.
     """
     from ..files import write_bytes_atomic
-    from ..frames.output import write_pngs
+    from ..frames.film import pool_for
+    from ..frames.output import shut_down, write_pngs
+    from ..frames.workers import can_fork
 
     if cache is None:
         yield from write_pngs(film, [(i, str(f), None) for i, f in files], jobs)
         return
-    w, h = film.width, film.height  # the drawn size: --scale keys its own frames
-    ident = film_identity(film)
-    missing = []
-    for i, file in files:
-        key = frame_key(ident, i, w, h)
-        png = cache.get_png(key, w, h) if cache.has(key) else None
-        if png is None:
-            missing.append((i, str(file), key))
-            continue
-        write_bytes_atomic(file, png, code="output-failed", durable=False)
-        yield 1
-    if missing:
-        yield from write_pngs(film, missing, jobs, cache)
-        cache.prune()
+    # The film's identity checks the ThorVG build, which loads it here, and from
+    # then on workers cannot be forked from this process (frames/workers.py):
+    # fork them first, in case frames are missing; a warm run stops them unused.
+    early = pool_for(film, jobs - 1) if jobs > 1 and len(files) > 1 and can_fork() else None
+    try:
+        w, h = film.width, film.height  # the drawn size: --scale keys its own frames
+        ident = film_identity(film)
+        missing = []
+        for i, file in files:
+            key = frame_key(ident, i, w, h)
+            png = cache.get_png(key, w, h) if cache.has(key) else None
+            if png is None:
+                missing.append((i, str(file), key))
+                continue
+            write_bytes_atomic(file, png, code="output-failed", durable=False)
+            yield 1
+        if missing:
+            booting, early = early, None  # write_pngs shuts it down
+            yield from write_pngs(film, missing, jobs, cache, booting)
+            cache.prune()
+    finally:
+        if early is not None:
+            shut_down(early)
 

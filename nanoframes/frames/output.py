@@ -16,6 +16,7 @@ import hashlib
 import threading
 from collections import OrderedDict
 from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future
 from fractions import Fraction
 from pathlib import Path
 from queue import SimpleQueue
@@ -105,16 +106,20 @@ def _png_task(path: str, root: str | None, dedup: bool, scale: float, targets: l
 
 
 def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
-               store: PngStore | None = None) -> Iterator[int]:
+               store: PngStore | None = None, booting: Future | None = None
+               ) -> Iterator[int]:
     """Write every target's PNG; yields how many frames were written at each step,
     for a progress bar.
 
     With ``jobs`` > 1 this process is one of the ``jobs`` drawing processes: it
     draws from the front of the film at once, while ``jobs - 1`` workers boot and
     then take runs from the back (``runs.py``). Whoever draws a frame encodes and
-    writes it; only counts come back.
+    writes it; only counts come back. ``booting``: the caller's pool of
+    ``jobs - 1`` workers for this film (``film.pool_for``), shut down here.
     """
     if jobs <= 1 or len(targets) < 2:
+        if booting is not None:
+            shut_down(booting)
         for _ in write_run(film, targets, store):
             yield 1
         return
@@ -122,7 +127,7 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
     from .runs import TwoEnded
 
     shared: TwoEnded[Target] = TwoEnded(targets, jobs)
-    booting = pool_for(film, jobs - 1)
+    booting = booting if booting is not None else pool_for(film, jobs - 1)
     args = task_args(film)
     reports: SimpleQueue = SimpleQueue()  # from the feeders: a count, an error, or None (done)
 
@@ -161,8 +166,13 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
         yield from counts(block=True)
     finally:
         shared.close()
-        if booting.exception() is None:  # a pool that failed to start: a feeder said so
-            booting.result().shutdown(wait=True, cancel_futures=True)
+        shut_down(booting)
+
+
+def shut_down(booting: Future) -> None:
+    """Shut down a pool started as a future (one that failed to start has nothing to stop)."""
+    if booting.exception() is None:
+        booting.result().shutdown(wait=True, cancel_futures=True)
 
 
 def over_black(frame: np.ndarray) -> np.ndarray:
