@@ -20,8 +20,8 @@ however it is started, draws a frame before Python, the renderer's imports and
 the film are ready. ``-j 1`` is timed to its first frame (S) and to its end
 (S + R, R being the drawing of every frame), so ``-j N`` takes at least
 S + R/N, and the best ratio any ``-j N`` could reach is (S + R) / (S + R/N).
-At 960x540 that ceiling is about 1.79x on this project's machine, below the
-target whatever the workers do: why the default film is 1080p. A second bound
+At 960x540 that ceiling is about 1.8x on this project's machine (1.79x and 1.81x
+in two runs), the target itself, so the default film is 1080p. A second bound
 comes from the CPU time of every process of each run: what the processes of
 ``-j N`` do in all, spread perfectly over N idle CPUs, is the "on idle CPUs"
 figure.
