@@ -436,8 +436,8 @@ def cached_pngs(film, files: Sequence[tuple[int, Path]], jobs: int = 1,
     """
     from ..files import write_bytes_atomic
     from ..frames.film import pool_for
-    from ..frames.output import shut_down, write_pngs
-    from ..frames.workers import can_fork
+    from ..frames.output import write_pngs
+    from ..frames.workers import can_fork, shut_down
 
     if cache is None:
         yield from write_pngs(film, [(i, str(f), None) for i, f in files], jobs)

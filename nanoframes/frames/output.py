@@ -27,6 +27,7 @@ import numpy as np
 from ..errors import NanoframesError
 from ..files import atomic_target, write_bytes_atomic
 from .png import decode_png, encode_png
+from .workers import shut_down
 
 _RECENT = 8  # encoded frames kept for held frames, per process
 
@@ -167,12 +168,6 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
     finally:
         shared.close()
         shut_down(booting)
-
-
-def shut_down(booting: Future) -> None:
-    """Shut down a pool started as a future (one that failed to start has nothing to stop)."""
-    if booting.exception() is None:
-        booting.result().shutdown(wait=True, cancel_futures=True)
 
 
 def over_black(frame: np.ndarray) -> np.ndarray:

@@ -136,7 +136,7 @@ def can_fork() -> bool:
         library = str(library_path())
     except Exception:  # noqa: BLE001 - unsure is no: the forkserver is always safe
         return False
-    return "thorvg" not in maps and library not in maps
+    return "libthorvg" not in maps and library not in maps  # the wheel's, or the chosen build
 
 
 def forked_pool(jobs: int, root: Path | None = None) -> ProcessPoolExecutor:
@@ -200,12 +200,16 @@ def worker_pool(jobs: int, root: Path | None = None, pipeline: bool | None = Non
     return booting_pool(jobs, root).result()
 
 
+def shut_down(booting: Future) -> None:
+    """Shut down a pool started as a future (one that failed to start has nothing to stop)."""
+    if booting.exception() is None:
+        booting.result().shutdown(wait=True, cancel_futures=True)
+
+
 def discard_prestarted() -> None:
     """Shut down prestarted pools nobody took (a command that failed early)."""
     while _prestarted:
-        starting = _prestarted.popitem()[1]
-        if starting.exception() is None:
-            starting.result().shutdown(wait=True, cancel_futures=True)
+        shut_down(_prestarted.popitem()[1])
 
 
 def stop_helpers() -> None:
