@@ -13,7 +13,10 @@ process, wall clock:
 2. cold cache: a first run with the frame cache on (an empty cache directory)
    against ``--no-cache``, both ``-j 2`` (target <= 1.15).
 3. warm cache: a second run against the cold one (target >= 3x faster): the
-   cache keeps PNG bytes, so a warm run copies files and encodes nothing.
+   cache keeps PNG files, so a warm run copies files and encodes nothing.
+
+The cold run keeps each PNG file it writes in the cache as a hard link (the
+cache and the output share a file system here, as they do in most projects).
 
 Why the workers' figure has a ceiling, measured in the same run: no process,
 however it is started, draws a frame before Python, the renderer's imports and

@@ -15,6 +15,10 @@ remove them before the process exits (:func:`remove_live_temps`).
 
 OS errors become one-line :class:`NanoframesError` s naming the file and the
 reason (read-only file system, disk full, a directory in the way, ...).
+
+:func:`link_atomic` puts a hard link in place the same way (a temp name, then
+a rename): the frame cache keeps the PNG files ``render -o`` wrote without
+writing their bytes again.
 """
 
 from __future__ import annotations
@@ -177,6 +181,47 @@ def write_bytes_atomic(path: Path | str, data: bytes, *, code: str = "write-fail
     with _atomic_fd(path, ".tmp", code, durable) as (_tmp, fd), \
             open(fd, "wb", closefd=False) as fh:
         fh.write(data)
+
+
+def link_atomic(source: Path | str, target: Path | str) -> bool:
+    """Make ``target`` a hard link of the file ``source`` (replacing whatever
+    ``target`` was in one step); False, and nothing changed, where that cannot
+    be done (another file system, no hard links there, ``source`` gone), so the
+    caller writes a copy instead. The frame cache keeps the PNG files
+    ``render -o`` wrote this way instead of writing their bytes again."""
+    target = Path(target)
+    directory = os.path.abspath(target.parent)
+    prefix = os.path.join(directory, _temp_prefix(target))
+    for attempt in (0, 1):
+        try:
+            if directory not in _SWEPT or attempt:  # as _atomic_fd: made and swept once
+                target.parent.mkdir(parents=True, exist_ok=True)
+                sweep_directory(directory)
+        except OSError:
+            return False
+        name = f"{prefix}{next(tempfile._get_candidate_names())}.tmp"
+        with _LIVE_LOCK:
+            _LIVE.add(name)
+        try:
+            os.link(source, name)
+            try:
+                os.replace(name, target)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.unlink(name)
+                return False
+            if os.path.lexists(name):  # target was already this file: rename did nothing
+                os.unlink(name)
+            return True
+        except FileNotFoundError:
+            if attempt or not os.path.exists(source):
+                return False  # the directory went away since this process swept it: retry
+        except OSError:
+            return False
+        finally:
+            with _LIVE_LOCK:
+                _LIVE.discard(name)
+    return False
 
 
 @contextlib.contextmanager

@@ -1,7 +1,9 @@
-"""The frame cache, for real: entries on disk, verified on read, shared by processes."""
+"""The frame cache, for real: films' PNGs and checks on disk, checked on read,
+shared by processes, kept as hard links of the files `render -o` wrote."""
 
 from __future__ import annotations
 
+import errno
 import os
 import struct
 import subprocess
@@ -16,19 +18,22 @@ from nanoframes.checksum import crc32
 from nanoframes.cli import main
 from nanoframes.determinism import cache as cache_mod
 from nanoframes.determinism.cache import (
-    HEADER_SIZE,
+    CHECKS,
+    FILM_MAGIC,
+    FilmFrames,
     FrameCache,
+    Record,
     cached_frame,
     cached_frames,
     cached_pngs,
-    film_identity,
-    frame_key,
+    film_frames_in,
+    film_key,
 )
 from nanoframes.determinism.reading import read_film
 from nanoframes.frames.film import Film
 from nanoframes.frames.output import read_png_rgba
 
-# 6 frames, 40x24, each different, then a held last frame.
+# 6 frames, 40x24, each different.
 SLIDE = """\
 <svg xmlns="http://www.w3.org/2000/svg" data-width="40" data-height="24"
      data-fps="6" data-duration="1">
@@ -63,8 +68,18 @@ def fresh(path: Path) -> list[np.ndarray]:
     return [f.copy() for _, f in film.frames()]
 
 
-def entry_paths(d: Path) -> list[Path]:
-    return sorted((d / "frames").glob("*/*.png-entry"))
+def stored(comp: Path) -> FilmFrames:
+    """The film's frames in the cache, as a new process would find them."""
+    return film_frames_in(Film.open(comp, comp.parent), FrameCache())
+
+
+def pack_checks(records: dict[int, Record], key: str, width: int, height: int,
+                magic: bytes = FILM_MAGIC) -> bytes:
+    """A ``checks`` file written here, independently of the module's writer."""
+    data = struct.pack("<8sII32sI", magic, width, height, bytes.fromhex(key), len(records))
+    for i in sorted(records):
+        data += struct.pack("<IIIII", i, *records[i])
+    return data + struct.pack("<I", crc32(data))
 
 
 def test_the_directory_comes_from_the_environment(cache_dir: Path) -> None:
@@ -72,15 +87,15 @@ def test_the_directory_comes_from_the_environment(cache_dir: Path) -> None:
     assert FrameCache().root == cache_dir
 
 
-def test_the_key_covers_identity_frame_and_size() -> None:
+def test_the_key_covers_identity_and_size() -> None:
     ident = {"source": "a" * 64, "media": "none", "fonts": "none", "toolchain": "b" * 64}
-    k = frame_key(ident, 3, 40, 24)
-    assert k == frame_key(dict(reversed(list(ident.items()))), 3, 40, 24)
-    for other in (frame_key({**ident, "source": "c" * 64}, 3, 40, 24),
-                  frame_key({**ident, "toolchain": "c" * 64}, 3, 40, 24),
-                  frame_key({**ident, "fonts": "c" * 64}, 3, 40, 24),
-                  frame_key({**ident, "media": "c" * 64}, 3, 40, 24),
-                  frame_key(ident, 4, 40, 24), frame_key(ident, 3, 24, 40)):
+    k = film_key(ident, 40, 24)
+    assert k == film_key(dict(reversed(list(ident.items()))), 40, 24)
+    for other in (film_key({**ident, "source": "c" * 64}, 40, 24),
+                  film_key({**ident, "toolchain": "c" * 64}, 40, 24),
+                  film_key({**ident, "fonts": "c" * 64}, 40, 24),
+                  film_key({**ident, "media": "c" * 64}, 40, 24),
+                  film_key(ident, 24, 40), film_key(ident, 40, 25)):
         assert other != k
 
 
@@ -91,7 +106,10 @@ def test_render_fills_the_cache_and_reads_it_back(cache_dir: Path, comp: Path) -
     first = [(i, f.copy()) for i, f in cached_frames(film, cache=c)]
     assert [i for i, _ in first] == list(range(6))
     assert c.written == 6 and c.hits == 0
-    assert len(entry_paths(cache_dir)) == 6
+    # one directory for the film: a PNG for each frame, and the checks
+    (films,) = (cache_dir / "films").iterdir()
+    assert sorted(p.name for p in films.iterdir()) == [f"{i}.png" for i in range(6)] + [CHECKS]
+    assert c.stats().entries == 6
 
     film2 = Film.open(comp, comp.parent)
     c2 = FrameCache()
@@ -110,37 +128,136 @@ def test_worker_processes_fill_the_cache_too(cache_dir: Path, comp: Path) -> Non
     expected = fresh(comp)
     assert all(np.array_equal(f, expected[i]) for i, f in got)
     assert c.written == 3
+    assert sorted(stored(comp).records) == [0, 3, 5]
 
 
-@pytest.mark.parametrize("damage", ["truncate", "flip-payload", "flip-header", "flip-digest",
-                                    "empty", "other-key", "older-format", "other-pixels"])
-def test_damaged_entries_are_detected_and_rendered_again(cache_dir: Path, comp: Path,
-                                                          damage: str) -> None:
+def rendered(comp: Path, out: Path, jobs: int = 1) -> list[np.ndarray]:
+    """The film rendered to PNGs in ``out`` through the cache, decoded."""
+    film = Film.open(comp, comp.parent)
+    out.mkdir()
+    files = [(i, out / f"{i}.png") for i in range(film.comp.frame_count)]
+    assert sum(cached_pngs(film, files, jobs=jobs, cache=FrameCache())) == len(files)
+    return [read_png_rgba(f) for _, f in files]
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_render_keeps_its_own_files_as_hard_links_and_a_warm_render_copies(
+        cache_dir: Path, comp: Path, tmp_path: Path, jobs: int) -> None:
+    expected = fresh(comp)
+    assert all(np.array_equal(a, e) for a, e in zip(rendered(comp, tmp_path / "a", jobs),
+                                                    expected))
+    films = next((cache_dir / "films").iterdir())
+    for i in range(6):  # whoever drew frame i (this process or a worker) linked it
+        assert (tmp_path / "a" / f"{i}.png").stat().st_ino == (films / f"{i}.png").stat().st_ino
+    assert sorted(stored(comp).records) == list(range(6))
+    # warm: copies, so no two files a user has share one (an edit of one stays there)
+    assert all(np.array_equal(a, e) for a, e in zip(rendered(comp, tmp_path / "b", jobs),
+                                                    expected))
+    assert all(f.stat().st_nlink == 1 for f in (tmp_path / "b").iterdir())
+
+
+def test_an_output_edited_in_place_is_only_a_miss(cache_dir: Path, comp: Path,
+                                                  tmp_path: Path) -> None:
+    expected = fresh(comp)
+    rendered(comp, tmp_path / "a")
+    with open(tmp_path / "a" / "2.png", "r+b") as fh:  # an editor that writes in place
+        fh.seek(60)
+        byte = fh.read(1)
+        fh.seek(60)
+        fh.write(bytes([byte[0] ^ 0x01]))
+    c = FrameCache()
+    film = Film.open(comp, comp.parent)
+    (tmp_path / "b").mkdir()
+    files = [(i, tmp_path / "b" / f"{i}.png") for i in range(6)]
+    assert sum(cached_pngs(film, files, cache=c)) == 6
+    assert c.rejected == 1 and c.hits == 5 and film.rasterized == 1
+    assert all(np.array_equal(read_png_rgba(f), expected[i]) for i, f in files)
+
+
+def test_where_files_cannot_be_linked_the_cache_writes_copies(
+        cache_dir: Path, comp: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    def cross_device(src, dst, *args, **kwargs):
+        raise OSError(errno.EXDEV, "Invalid cross-device link")
+
+    monkeypatch.setattr(os, "link", cross_device)
+    expected = fresh(comp)
+    rendered(comp, tmp_path / "a")
+    films = next((cache_dir / "films").iterdir())
+    assert [f.stat().st_nlink for f in sorted(films.glob("*.png"))] == [1] * 6
+    assert not [f for f in films.iterdir() if f.name.startswith(".")]  # no temp left
+    c = FrameCache()
+    warm = Film.open(comp, comp.parent)
+    assert [i for i, _ in cached_frames(warm, cache=c)] == list(range(6))
+    assert c.hits == 6 and warm.rasterized == 0
+    assert all(np.array_equal(a, e) for a, e in zip(rendered(comp, tmp_path / "b"), expected))
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "older-format",
+                                    "another-film", "another-size", "extra-record"])
+def test_damaged_checks_are_refused_and_every_frame_drawn_again(
+        cache_dir: Path, comp: Path, damage: str) -> None:
     expected = fresh(comp)
     film = Film.open(comp, comp.parent)
     list(cached_frames(film, cache=FrameCache()))
-    ident = film_identity(film)
-    victim = FrameCache().path(frame_key(ident, 2, 40, 24))
+    films = stored(comp)
+    checks = films.directory / CHECKS
+    records = dict(films.records)
+    data = bytearray(checks.read_bytes())
+    if damage == "truncate":
+        data = data[:-3]
+    elif damage == "flip":
+        data[60] ^= 0x01  # inside the first record
+    elif damage == "empty":
+        data = bytearray()
+    elif damage == "older-format":  # whole, its CRC-32 right, but not this format
+        data = bytearray(pack_checks(records, films.key, 40, 24, magic=b"NFFILM_3"))
+    elif damage == "another-film":  # whole, but written for another key
+        data = bytearray(pack_checks(records, "ab" * 32, 40, 24))
+    elif damage == "another-size":
+        data = bytearray(pack_checks(records, films.key, 24, 40))
+    else:  # a record count that does not match the records
+        data = bytearray(pack_checks(records, films.key, 40, 24))
+        data[44:48] = struct.pack("<I", 7)
+    checks.write_bytes(bytes(data))
+
+    c = FrameCache()
+    film2 = Film.open(comp, comp.parent)
+    got = [(i, f.copy()) for i, f in cached_frames(film2, cache=c)]
+    assert c.rejected == 1 and c.hits == 0 and c.written == 6
+    assert film2.rasterized == 6
+    assert all(np.array_equal(f, expected[i]) for i, f in got)
+    assert sorted(stored(comp).records) == list(range(6))  # written anew
+
+
+@pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "gone", "another-frame",
+                                    "other-pixels"])
+def test_damaged_pngs_are_detected_and_drawn_again(cache_dir: Path, comp: Path,
+                                                   damage: str) -> None:
+    expected = fresh(comp)
+    film = Film.open(comp, comp.parent)
+    list(cached_frames(film, cache=FrameCache()))
+    films = stored(comp)
+    victim = films.directory / "2.png"
     data = bytearray(victim.read_bytes())
     if damage == "truncate":
         data = data[:-7]
-    elif damage == "flip-payload":
-        data[HEADER_SIZE + (len(data) - HEADER_SIZE) // 2] ^= 0x01
-    elif damage == "flip-digest":  # a whole PNG, but not of this frame's pixels
-        data[48] ^= 0x01  # the pixels' CRC-32
-    elif damage == "older-format":  # NFCACHE2 kept SHA-256s where CRC-32s now are
-        data[:8] = b"NFCACHE2"
-    elif damage == "other-pixels":  # frame 3's PNG, checksummed anew, in frame 2's entry:
-        other = FrameCache().path(frame_key(ident, 3, 40, 24)).read_bytes()  # only the
-        png = other[HEADER_SIZE:]  # pixels' check can tell
-        data = data[:HEADER_SIZE - 4] + bytearray(struct.pack("<I", crc32(png))) + png
-    elif damage == "flip-header":
-        data[9] ^= 0x01  # the width
+    elif damage == "flip":
+        data[len(data) // 2] ^= 0x01
     elif damage == "empty":
         data = bytearray()
-    else:  # a whole, valid entry of frame 3 under frame 2's name
-        data = bytearray(FrameCache().path(frame_key(ident, 3, 40, 24)).read_bytes())
-    victim.write_bytes(bytes(data))
+    elif damage == "another-frame":  # a whole PNG, of frame 3
+        data = bytearray((films.directory / "3.png").read_bytes())
+    elif damage == "other-pixels":  # frame 3's PNG with checks that agree on the PNG:
+        data = bytearray((films.directory / "3.png").read_bytes())  # only the pixels'
+        records = dict(films.records)  # check can tell
+        records[2] = records[3]._replace(file=2, pixels=records[2].pixels)
+        (films.directory / CHECKS).write_bytes(pack_checks(records, films.key, 40, 24))
+    if damage == "gone":
+        victim.unlink()
+    else:
+        victim.write_bytes(bytes(data))
+    if damage not in ("gone", "other-pixels"):  # a file that fails its own record goes
+        assert stored(comp).png(2) is None and not victim.exists()
 
     c = FrameCache()
     film2 = Film.open(comp, comp.parent)
@@ -148,19 +265,37 @@ def test_damaged_entries_are_detected_and_rendered_again(cache_dir: Path, comp: 
     assert c.rejected == 1 and c.hits == 5 and c.written == 1
     assert film2.rasterized == 1
     assert all(np.array_equal(f, expected[i]) for i, f in got)
-    # the entry was replaced by a good one
-    assert FrameCache().get(frame_key(ident, 2, 40, 24), 40, 24) is not None
+    again = stored(comp)  # the frame was stored again, whole
+    assert again.frame(2) is not None and again.cache.rejected == 0
 
 
 def test_a_wrong_size_is_a_miss(cache_dir: Path) -> None:
-    c = FrameCache()
     frame = np.arange(8 * 6 * 4, dtype=np.uint8).reshape(6, 8, 4)
     key = "ab" * 32
-    c.put(key, frame)
-    got = c.get(key, 8, 6)
+    c = FrameCache()
+    films = c.film(key, 8, 6)
+    films.put(0, frame)
+    films.save()
+    got = c.film(key, 8, 6).frame(0)
     assert got is not None and np.array_equal(got, frame) and not got.flags.writeable
-    assert c.get(key, 6, 8) is None and c.rejected == 1
-    assert not c.path(key).exists()
+    with pytest.raises(TypeError):
+        films.put(1, frame[:, :4])
+    other = FrameCache()
+    assert other.film(key, 6, 8).png(0) is None and other.rejected == 1
+
+
+def test_checks_of_two_processes_are_merged(cache_dir: Path) -> None:
+    frames = [np.full((6, 8, 4), 30 * k, dtype=np.uint8) for k in range(4)]
+    key = "cd" * 32
+    a, b = FrameCache().film(key, 8, 6), FrameCache().film(key, 8, 6)
+    for k in (0, 1):
+        a.put(k, frames[k])
+    for k in (2, 3):
+        b.put(k, frames[k])
+    a.save()
+    b.save()  # b read no checks before; it keeps a's frames beside its own
+    c = FrameCache().film(key, 8, 6)
+    assert all(np.array_equal(c.frame(k), frames[k]) for k in range(4))
 
 
 @pytest.fixture()
@@ -170,33 +305,22 @@ def held_comp(comp: Path) -> Path:
     return comp
 
 
-def rendered(comp: Path, out: Path) -> list[np.ndarray]:
-    """The film rendered to PNGs in ``out`` through the cache, decoded."""
-    film = Film.open(comp, comp.parent)
-    out.mkdir()
-    files = [(i, out / f"{i}.png") for i in range(film.comp.frame_count)]
-    assert sum(cached_pngs(film, files, cache=FrameCache())) == len(files)
-    return [read_png_rgba(f) for _, f in files]
-
-
-def test_a_held_frame_is_stored_as_an_entry_naming_its_twin(cache_dir: Path, held_comp: Path,
-                                                            tmp_path: Path) -> None:
+def test_a_held_frame_shares_its_twins_file(cache_dir: Path, held_comp: Path,
+                                            tmp_path: Path) -> None:
     comp = held_comp
     expected = fresh(comp)
     assert np.array_equal(expected[3], expected[5]) and not np.array_equal(expected[2],
                                                                             expected[3])
     assert all(np.array_equal(a, e) for a, e in zip(rendered(comp, tmp_path / "a"), expected))
-    film = Film.open(comp, comp.parent)
-    key3, key4, key5 = (frame_key(film_identity(film), i, 40, 24) for i in (3, 4, 5))
-    assert FrameCache().path(key3).read_bytes()[:8] == cache_mod.MAGIC
-    for key in (key4, key5):
-        held = FrameCache().path(key).read_bytes()
-        assert held[:8] == cache_mod.SAME_MAGIC and held[HEADER_SIZE:] == bytes.fromhex(key3)
-        assert held[48:HEADER_SIZE] == FrameCache().path(key3).read_bytes()[48:HEADER_SIZE]
+    films = stored(comp)
+    assert sorted(p.name for p in films.directory.glob("*.png")) == \
+        ["0.png", "1.png", "2.png", "3.png"]
+    assert films.records[4].file == films.records[5].file == 3
+    assert films.records[5]._replace(file=3) == films.records[3]
     # a warm render and video's reading of pixels both follow it
-    c = FrameCache()
-    frame5 = c.get(key5, 40, 24)
-    assert frame5 is not None and np.array_equal(frame5, expected[5]) and c.rejected == 0
+    frame5 = films.frame(5)
+    assert frame5 is not None and np.array_equal(frame5, expected[5])
+    assert films.cache.rejected == 0
     warm = Film.open(comp, comp.parent)
     files = [(i, tmp_path / f"w{i}.png") for i in range(6)]
     assert sum(cached_pngs(warm, files, cache=FrameCache())) == 6 and warm.rasterized == 0
@@ -204,37 +328,43 @@ def test_a_held_frame_is_stored_as_an_entry_naming_its_twin(cache_dir: Path, hel
 
 
 @pytest.mark.parametrize("damage", ["twin-gone", "twin-flipped", "twin-of-another-frame",
-                                    "names-another-frame", "flipped-check", "truncated"])
+                                    "names-another-frame", "flipped-check"])
 def test_a_held_frame_whose_twin_does_not_hold_is_drawn_again(
         cache_dir: Path, held_comp: Path, tmp_path: Path, damage: str) -> None:
     comp = held_comp
     expected = fresh(comp)
     rendered(comp, tmp_path / "a")
-    film = Film.open(comp, comp.parent)
-    # frame 5 is held: its entry names frame 4's twin, frame 3; frame 2 is another picture
-    key2, twin_key, key5 = (frame_key(film_identity(film), i, 40, 24) for i in (2, 3, 5))
-    twin, held = FrameCache().path(twin_key), FrameCache().path(key5)
+    films = stored(comp)
+    twin = films.directory / "3.png"  # frames 4 and 5 are held on it
+    records = dict(films.records)
     if damage == "twin-gone":
         twin.unlink()
     elif damage == "twin-flipped":
         data = bytearray(twin.read_bytes())
         data[-20] ^= 0x01
         twin.write_bytes(bytes(data))
-    elif damage == "twin-of-another-frame":  # frame 2's whole entry in the twin's place
-        twin.write_bytes(FrameCache().path(key2).read_bytes())
+    elif damage == "twin-of-another-frame":  # frame 2's whole PNG in the twin's place
+        twin.write_bytes((films.directory / "2.png").read_bytes())
     elif damage == "names-another-frame":
-        held.write_bytes(held.read_bytes()[:HEADER_SIZE] + bytes.fromhex(key2))
-    elif damage == "flipped-check":
-        data = bytearray(held.read_bytes())
-        data[50] ^= 0x01  # the pixels' CRC-32
-        held.write_bytes(bytes(data))
+        records[5] = records[5]._replace(file=2)
     else:
-        held.write_bytes(held.read_bytes()[:-1])
-    c = FrameCache()
-    assert c.get_png(key5, 40, 24) is None and c.rejected >= 1 and not held.exists()
+        records[5] = records[5]._replace(pixels=records[5].pixels ^ 1)
+    if records != films.records:
+        (films.directory / CHECKS).write_bytes(pack_checks(records, films.key, 40, 24))
+    check = stored(comp)
+    assert check.frame(5) is None and check.cache.rejected == 1
+    if damage == "names-another-frame":  # the record is wrong, not frame 2's file
+        assert (films.directory / "2.png").exists()
+    # a warm render (which reads frames 0-4 first) writes the right pictures ...
     again = rendered(comp, tmp_path / "b")
     assert all(np.array_equal(a, e) for a, e in zip(again, expected))
-    assert FrameCache().get(key5, 40, 24) is not None
+    # ... and video's reading too: a pixel check only it takes is refused there
+    c, film = FrameCache(), Film.open(comp, comp.parent)
+    got = [f.copy() for _, f in cached_frames(film, cache=c)]
+    assert all(np.array_equal(a, e) for a, e in zip(got, expected))
+    if damage == "flipped-check":
+        assert c.rejected == 1 and film.rasterized == 1
+    assert stored(comp).frame(5) is not None
 
 
 WRITER = textwrap.dedent("""
@@ -245,32 +375,35 @@ WRITER = textwrap.dedent("""
     from nanoframes.determinism.cache import FrameCache
 
     seed, rounds, go = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
-    c = FrameCache()
+    key = "5e" * 32
     frames = {}
     for k in range(12):
-        key = f"{k:02x}" * 32
-        frames[key] = np.full((30, 50, 4), k * 7 % 256, dtype=np.uint8)
-        frames[key][k % 30, :, 3] = 200
-    bad = 0
+        frames[k] = np.full((30, 50, 4), k * 7 % 256, dtype=np.uint8)
+        frames[k][k % 30, :, 3] = 200
+    wrong = found = 0
     deadline = time.monotonic() + 120
     while not os.path.exists(go) and time.monotonic() < deadline:  # all start together
         time.sleep(0.005)
     for r in range(rounds):
-        keys = list(frames)
+        order = list(frames)
         if (seed + r) % 2:
-            keys.reverse()
-        for key in keys:
-            c.put(key, frames[key])
-            got = c.get(key, 50, 30)
-            if got is None or not np.array_equal(got, frames[key]):
-                bad += 1
-    print("bad", bad, "rejected", c.rejected)
-    sys.exit(1 if bad or c.rejected else 0)
+            order.reverse()
+        films = FrameCache().film(key, 50, 30)
+        for k in order:
+            films.put(k, frames[k])
+        films.save()
+        readers = FrameCache().film(key, 50, 30)
+        for k in order:
+            got = readers.frame(k)
+            if got is not None:
+                found += 1
+                wrong += not np.array_equal(got, frames[k])
+    print("wrong", wrong, "found", found)
+    sys.exit(1 if wrong or not found else 0)
 """)
 
 
-def test_several_processes_writing_the_same_keys_at_once(cache_dir: Path,
-                                                         tmp_path: Path) -> None:
+def test_several_processes_writing_one_film_at_once(cache_dir: Path, tmp_path: Path) -> None:
     env = dict(os.environ, NANOFRAMES_CACHE_DIR=str(cache_dir))
     go = tmp_path / "go"
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(s), "25", str(go)], env=env,
@@ -279,32 +412,42 @@ def test_several_processes_writing_the_same_keys_at_once(cache_dir: Path,
     go.touch()
     outs = [p.communicate(timeout=300) for p in procs]
     for p, (out, err) in zip(procs, outs):
-        assert p.returncode == 0, (out, err)
-    c = FrameCache()
-    assert c.stats().entries == 12
+        assert p.returncode == 0, (out, err)  # never a wrong frame; most found
+    films = FrameCache().film("5e" * 32, 50, 30)
+    assert sorted(films.records) == list(range(12))
     for k in range(12):
-        key = f"{k:02x}" * 32
-        got = c.get(key, 50, 30)
+        got = films.frame(k)
         assert got is not None and got[0, 0, 0] == k * 7 % 256
     # no temp file is left behind
-    assert all(p.suffix == ".png-entry" and not p.name.startswith(".")
-               for p in (cache_dir / "frames").glob("*/*"))
+    assert not [p for p in films.directory.iterdir() if p.name.startswith(".")]
 
 
-def test_least_recently_used_entries_are_evicted(cache_dir: Path) -> None:
+def test_least_recently_used_films_are_evicted_whole(cache_dir: Path) -> None:
     frame = np.zeros((16, 16, 4), dtype=np.uint8)
     c = FrameCache()
-    keys = [f"{k:02x}" * 32 for k in range(6)]
-    c.put(keys[0], frame)
-    c.limit = c.path(keys[0]).stat().st_size * 4  # room for four entries
+    keys = [f"{k:02x}" * 32 for k in range(5)]
     for n, key in enumerate(keys):
-        c.put(key, frame)
-        os.utime(c.path(key), (1_000_000 + n, 1_000_000 + n))
-    assert c.get(keys[0], 16, 16) is not None  # a hit makes it recent again
-    evicted = c.prune()
-    assert evicted == 3
-    left = {p.stem for p in entry_paths(cache_dir)}
-    assert left == {keys[0], keys[4], keys[5]}
+        films = c.film(key, 16, 16)
+        films.put(0, frame)
+        films.put(1, frame + 1)
+        films.save()
+        for f in films.directory.iterdir():
+            os.utime(f, (1_000_000 + n, 1_000_000 + n))
+    one_film = sum(f.stat().st_size for f in c.film(keys[0], 16, 16).directory.iterdir())
+    c.limit = int(one_film * 3.5)  # room for three films (eviction goes to 90 %)
+    read = c.film(keys[0], 16, 16)
+    assert read.png(1) is not None
+    read.save()  # a run that read a film makes it recent again
+    assert c.prune() == 2 * 2  # two films of two frames
+    assert sorted(p.name for p in (cache_dir / "films").iterdir()) == \
+        sorted([keys[0], keys[3], keys[4]])
+    # files of an older format count, and go first when older
+    legacy = cache_dir / "frames" / "ab"
+    legacy.mkdir(parents=True)
+    (legacy / ("ab" * 32 + ".png-entry")).write_bytes(b"x" * one_film)
+    os.utime(legacy / ("ab" * 32 + ".png-entry"), (1_000, 1_000))
+    assert c.stats().entries == 7
+    assert c.prune() == 1 and not list(legacy.iterdir())
 
 
 def test_render_and_video_use_the_cache_and_no_cache_does_not(
@@ -312,12 +455,12 @@ def test_render_and_video_use_the_cache_and_no_cache_does_not(
     expected = fresh(comp)
     assert main(["render", str(comp), "-o", str(tmp_path / "a")]) == 0
     assert FrameCache().stats().entries == 6
-    # Poison frame 1 with a whole, valid entry of other pixels: render trusts verified
-    # entries, so what it writes shows whether the cache was read.
-    film = Film.open(comp, comp.parent)
-    key = frame_key(film_identity(film), 1, 40, 24)
+    # Poison frame 1 with a whole, checked entry of other pixels: render trusts
+    # checked entries, so what it writes shows whether the cache was read.
+    films = stored(comp)
     poison = np.full((24, 40, 4), 77, dtype=np.uint8)
-    FrameCache().put(key, poison)
+    films.put(1, poison)
+    films.save()
 
     assert main(["render", str(comp), "-o", str(tmp_path / "b")]) == 0
     assert np.array_equal(read_png_rgba(tmp_path / "b" / "00001.png"), poison)
@@ -348,8 +491,8 @@ def test_the_cache_command_reports_and_clears(cache_dir: Path, comp: Path,
     out = capsys.readouterr().out
     assert f"cache: {cache_dir}" in out
     assert "frames: 2" in out
-    size = sum(p.stat().st_size for p in entry_paths(cache_dir))
-    assert size > 2 * HEADER_SIZE
+    size = sum(p.stat().st_size for p in (cache_dir / "films").rglob("*"))
+    assert size > 2 * 100
     assert f"size: {size / 1048576:.1f} MB of 2048.0 MB" in out
     assert main(["cache", "--clear"]) == 0
     assert "cleared 2 frames" in capsys.readouterr().out

@@ -89,19 +89,28 @@ def test_held_frames_are_not_encoded_again(comp: Path, tmp_path: Path,
 
 
 class KeptDigests:
-    """A PNG store whose pixel check is the frame digest; it keeps only that, by key."""
+    """A PNG store whose pixel check is the frame digest; it keeps only that, by index."""
 
     def __init__(self) -> None:
-        self.digests: dict[str, str] = {}
-        self.same_as: dict[str, str | None] = {}
+        self.digests: dict[int, str] = {}
+        self.same_as: dict[int, int | None] = {}
+        self.written: dict[int, str | None] = {}
 
     def pixel_check(self, frame) -> str:
         return hashlib.sha256(frame).hexdigest()
 
-    def put_png(self, key: str, png: bytes, pixels: str, width: int, height: int,
-                same_as: str | None = None) -> None:
-        self.digests[key] = pixels
-        self.same_as[key] = same_as
+    def put_png(self, index: int, png: bytes, pixels: str, *, written: str | None = None,
+                same_as: int | None = None) -> None:
+        self.digests[index] = pixels
+        self.same_as[index] = same_as
+        self.written[index] = written
+        assert written is None or Path(written).read_bytes() == png
+
+    def taken(self) -> None:
+        return None
+
+    def add(self, taken: None) -> None:
+        pass
 
 
 def test_runs_of_one_film_share_its_held_frames(comp: Path, tmp_path: Path) -> None:
@@ -110,7 +119,7 @@ def test_runs_of_one_film_share_its_held_frames(comp: Path, tmp_path: Path) -> N
     expected = Film.open(comp, comp.parent).digests()
     assert expected[6] == expected[7] == expected[8] != expected[11]
     film = Film.open(comp, comp.parent)
-    targets = [(i, str(tmp_path / f"{i:05d}.png"), None) for i in range(len(expected))]
+    targets = [(i, str(tmp_path / f"{i:05d}.png")) for i in range(len(expected))]
     assert len(list(output.write_run(film, targets[:8]))) == 8
     assert len(list(output.write_run(film, targets[8:]))) == 4
     assert film.rasterized == len(set(expected))
@@ -118,11 +127,13 @@ def test_runs_of_one_film_share_its_held_frames(comp: Path, tmp_path: Path) -> N
     # A PNG encoded without a store has no pixel check to keep: with a store,
     # the frame is drawn again rather than stored without one.
     kept = KeptDigests()
-    again = [(8, str(tmp_path / "again-8.png"), "k8"), (7, str(tmp_path / "again-7.png"), "k7")]
+    again = [(8, str(tmp_path / "again-8.png")), (7, str(tmp_path / "again-7.png"))]
     assert len(list(output.write_run(film, again, kept))) == 2
     assert film.rasterized == len(set(expected)) + 1
-    assert kept.digests == {"k8": expected[8], "k7": expected[7]}
-    assert kept.same_as == {"k8": None, "k7": "k8"}  # the held frame names its twin
+    assert kept.digests == {8: expected[8], 7: expected[7]}
+    assert kept.same_as == {8: None, 7: 8}  # the held frame names its twin
+    # the store is handed the file just written (to link), not for the held frame
+    assert kept.written == {8: str(tmp_path / "again-8.png"), 7: None}
 
 
 def test_a_warm_cache_copies_pngs_and_encodes_nothing(comp: Path, tmp_path: Path,
@@ -152,7 +163,7 @@ def test_with_two_jobs_this_process_and_a_worker_share_the_film(
     # frame, so both draw whatever the machine's speed.
     expected = Film.open(comp, comp.parent).digests()
     film = Film.open(comp, comp.parent)
-    targets = [(i, str(tmp_path / f"{i:05d}.png"), None) for i in range(len(expected))]
+    targets = [(i, str(tmp_path / f"{i:05d}.png")) for i in range(len(expected))]
     last = Path(targets[-1][1])
     drawn_here: list[int] = []
     raster = film.raster

@@ -316,6 +316,26 @@ def test_a_directory_removed_after_a_write_there_is_made_again(tmp_path: Path,
     assert [p.name for p in out.iterdir()] == ["c.png"]  # no temp file left
 
 
+def test_a_link_replaces_its_target_and_finds_its_directory_again(tmp_path: Path) -> None:
+    """The frame cache's hard links: put in place atomically over an old file, in
+    a directory made again if it was removed, and a plain False (nothing left
+    behind) where the link cannot be made."""
+    from nanoframes.files import link_atomic
+
+    source = tmp_path / "out.png"
+    source.write_bytes(b"frame")
+    cache = tmp_path / "cache" / "film"
+    assert link_atomic(source, cache / "0.png")
+    assert (cache / "0.png").stat().st_ino == source.stat().st_ino
+    (cache / "1.png").write_bytes(b"old")
+    assert link_atomic(source, cache / "1.png") and (cache / "1.png").read_bytes() == b"frame"
+    shutil.rmtree(tmp_path / "cache")
+    assert link_atomic(source, cache / "2.png") and (cache / "2.png").read_bytes() == b"frame"
+    assert not link_atomic(tmp_path / "gone.png", cache / "3.png")
+    assert link_atomic(cache / "2.png", cache / "2.png")  # already the same file
+    assert sorted(p.name for p in cache.iterdir()) == ["2.png"]  # no temp file left
+
+
 @pytest.mark.parametrize("command", ["render-j2", "video-j2", "digest-j2"])
 def test_a_normal_exit_leaves_no_process(tmp_path: Path, command: str) -> None:
     """The forkserver and resource tracker are stopped before the command exits,

@@ -33,12 +33,18 @@ _RECENT = 8  # encoded frames kept for held frames, per process
 
 
 class PngStore(Protocol):
-    """Where encoded frames are also kept (the frame cache): ``determinism.cache``."""
+    """Where a film's encoded frames are also kept (the frame cache's
+    ``FilmFrames``, in ``determinism.cache``). A worker process gets a copy;
+    what it stored (``taken``) comes back to the original (``add``)."""
 
     def pixel_check(self, frame: np.ndarray) -> int: ...
 
-    def put_png(self, key: str, png: bytes, pixels: int, width: int, height: int,
-                same_as: str | None = None) -> None: ...
+    def put_png(self, index: int, png: bytes, pixels: int, *, written: str | None = None,
+                same_as: int | None = None) -> None: ...
+
+    def taken(self) -> Any: ...
+
+    def add(self, taken: Any) -> None: ...
 
 
 class Encoded(NamedTuple):
@@ -46,11 +52,11 @@ class Encoded(NamedTuple):
 
     png: bytes
     pixels: int | None  # the store's check of its pixels (None: written without a store)
-    key: str | None  # where the store keeps it (None: not stored)
+    stored: int | None  # the frame index the store keeps it under (None: not stored)
 
 
-# One frame to write: its index, the file, and its key in the store (or None).
-Target = tuple[int, str, "str | None"]
+# One frame to write: its index and the file.
+Target = tuple[int, str]
 
 
 def write_png(frame: np.ndarray, path: Path) -> None:
@@ -67,13 +73,13 @@ def write_run(film: Any, targets: Iterable[Target], store: PngStore | None = Non
 
     Frames whose rendered document was just drawn (in this run or an earlier
     run of the same film) reuse its PNG bytes: a held frame costs one file
-    write. With a ``store``, each PNG is also kept there under its key, with the
-    store's check of the frame's pixels; a held frame's entry only names the
-    entry of the frame it repeats.
+    write. With a ``store``, each PNG is also kept there (from the file just
+    written), with the store's check of the frame's pixels; a held frame only
+    names the frame it repeats.
     """
     # kept on the film: a worker's next run of the same film starts with it
     recent: OrderedDict[bytes, Encoded] = film.recent_pngs
-    for index, target, key in targets:
+    for index, target in targets:
         doc = film.document(index)
         seen = hashlib.sha256(doc).digest()
         held = recent.get(seen) if film.dedup else None
@@ -84,26 +90,27 @@ def write_run(film: Any, targets: Iterable[Target], store: PngStore | None = Non
             png = encode_png(frame)
             pixels = store.pixel_check(frame) if store else None
             write_bytes_atomic(target, png, code="output-failed", durable=False)
-            if store is not None and key is not None:
-                store.put_png(key, png, pixels, film.width, film.height)
-            recent[seen] = Encoded(png, pixels, key if store is not None else None)
+            if store is not None:
+                store.put_png(index, png, pixels, written=target)
+            recent[seen] = Encoded(png, pixels, index if store is not None else None)
             if len(recent) > _RECENT:
                 recent.popitem(last=False)
         else:
             recent.move_to_end(seen)
             write_bytes_atomic(target, held.png, code="output-failed", durable=False)
-            if store is not None and key is not None:
-                store.put_png(key, held.png, held.pixels, film.width, film.height,
-                              same_as=held.key)
+            if store is not None:
+                store.put_png(index, held.png, held.pixels, same_as=held.stored)
         yield index
 
 
 def _png_task(path: str, root: str | None, dedup: bool, scale: float, targets: list[Target],
-              store: PngStore | None) -> int:
+              store: PngStore | None) -> tuple[int, Any]:
+    """(in a worker) Write a run of frames; (how many, what the store was given)."""
     from .film import _worker_film
 
     film = _worker_film(path, root, dedup, scale)
-    return sum(1 for _ in write_run(film, targets, store))
+    written = sum(1 for _ in write_run(film, targets, store))
+    return written, store.taken() if store is not None else None
 
 
 def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
@@ -137,7 +144,10 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
         try:
             pool = booting.result()
             while run := shared.take_back():
-                reports.put(pool.submit(_png_task, *args, run, store).result())
+                written, taken = pool.submit(_png_task, *args, run, store).result()
+                if store is not None:
+                    store.add(taken)
+                reports.put(written)
         except BaseException as exc:  # noqa: BLE001 - raised again by the drawing thread
             shared.close()
             reports.put(exc)
