@@ -140,3 +140,51 @@ def test_a_forked_render_writes_the_frames_of_one_process(tmp_path: Path) -> Non
         got = [hashlib.sha256(read_png_rgba(p)).hexdigest()
                for p in sorted(out.glob("*.png"))]
         assert got == expected, jobs
+
+
+CACHED = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+
+    from nanoframes.determinism.cache import FrameCache, cached_pngs
+    from nanoframes.frames import workers
+    from nanoframes.frames.film import Film
+
+    def refused(*args, **kwargs):
+        raise AssertionError("this pool must not start")
+
+    path, out, warm = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3] == "warm"
+    workers.booting_pool = refused  # cold: forked (ThorVG not loaded yet), never the forkserver
+    if warm:
+        workers.forked_pool = refused  # warm: nothing to draw, no worker at all
+    film = Film.open(path, path.parent)
+    out.mkdir()
+    files = [(i, out / f"{i}.png") for i in range(film.comp.frame_count)]
+    cache = FrameCache()
+    assert sum(cached_pngs(film, files, jobs=2, cache=cache)) == len(files)
+    loaded = "libthorvg" in Path("/proc/self/maps").read_text()
+    print(cache.hits, film.rasterized, loaded)
+""")
+
+
+def test_with_the_cache_workers_start_only_for_missing_frames(tmp_path: Path) -> None:
+    # The cache's key (the film's identity) loads no renderer, so a cold render still
+    # forks its workers, and a warm one starts none and never loads ThorVG.
+    (tmp_path / "pyproject.toml").write_text("[tool.nanoframes]\n")
+    comp = tmp_path / "slide.nf.svg"
+    comp.write_text(SLIDE)
+    expected = Film.open(comp, comp.parent).digests()
+    env = dict(fresh_env(), NANOFRAMES_CACHE_DIR=str(tmp_path / "cache"))
+    for run in ("cold", "warm"):
+        out = tmp_path / run
+        done = subprocess.run([sys.executable, "-c", CACHED, str(comp), str(out), run],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        hits, drawn, loaded = done.stdout.split()
+        if run == "cold":
+            assert hits == "0" and int(drawn) > 0 and loaded == "True"
+        else:
+            assert hits == str(len(expected)) and drawn == "0" and loaded == "False"
+        got = [hashlib.sha256(read_png_rgba(out / f"{i}.png")).hexdigest()
+               for i in range(len(expected))]
+        assert got == expected, run

@@ -83,7 +83,13 @@ def test_a_chosen_build_draws_and_is_the_libthorvg_part(other_bytes: Path,
 @pytest.mark.parametrize("command", [
     ["identity", str(EXAMPLE)],
     ["render", str(EXAMPLE), "--frame", "0", "-o", "{tmp}/x.png", "--no-cache"],
+    # through the frame cache, whose key loads no renderer: drawing checks the build
+    ["render", str(EXAMPLE), "--frame", "0", "-o", "{tmp}/x.png"],
+    ["render", str(EXAMPLE), "-o", "{tmp}/frames", "-j", "2"],
+    ["render", str(EXAMPLE), "-o", "{tmp}/frames", "-j", "2", "--no-cache"],
+    ["video", str(EXAMPLE), "-o", "{tmp}/x.mp4", "-j", "2"],
     ["digest", str(EXAMPLE)],
+    ["digest", str(EXAMPLE), "-j", "2"],
 ])
 def test_a_foreign_major_version_is_one_line(command: list[str], tmp_path: Path) -> None:
     lib = _compile(tmp_path, "oldthorvg", _VERSION_ONLY % (0, 15, 8, 0, 15, 8))
@@ -95,7 +101,7 @@ def test_a_foreign_major_version_is_one_line(command: list[str], tmp_path: Path)
     assert len(lines) == 1 and "Traceback" not in proc.stderr, proc.stdout + proc.stderr
     assert "error[thorvg-invalid]" in lines[0] and "ThorVG 0.15.8" in lines[0]
     assert "needs ThorVG 1.x" in lines[0] and str(lib) in lines[0]
-    assert not (tmp_path / "x.png").exists()
+    assert not (tmp_path / "x.png").exists() and not list(tmp_path.glob("frames/*.png"))
 
 
 def test_a_build_without_the_api_names_what_is_missing(tmp_path: Path) -> None:

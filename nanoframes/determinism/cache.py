@@ -495,10 +495,12 @@ def _rmdir(path: str | None) -> None:
 # --- frames of a film through the cache --------------------------------------
 
 def film_identity(film) -> dict[str, str]:
-    """The identity components the cache keys a film's frames on."""
+    """The identity components the cache keys a film's frames on. ThorVG is not
+    loaded for them: a warm render draws nothing, and the workers of a render
+    with frames to draw are forked after the lookups (see ``cached_pngs``)."""
     from .reading import composition_identity
 
-    return composition_identity(film.comp, film.baker).as_dict()
+    return composition_identity(film.comp, film.baker, load_engine=False).as_dict()
 
 
 def film_frames_in(film, cache: FrameCache) -> FilmFrames:
@@ -583,20 +585,15 @@ def cached_pngs(film, files: Sequence[tuple[int, Path]], jobs: int = 1,
     link to each file written.
     """
     from ..files import write_bytes_atomic
-    from ..frames.film import pool_for
     from ..frames.output import write_pngs
-    from ..frames.workers import can_fork, shut_down
 
     if cache is None:
         yield from write_pngs(film, [(i, str(f)) for i, f in files], jobs)
         return
-    # The film's identity checks the ThorVG build, which loads it here, and from
-    # then on workers cannot be forked from this process (frames/workers.py):
-    # fork them first, in case frames are missing; a warm run stops them unused.
-    early = pool_for(film, jobs - 1) if jobs > 1 and len(files) > 1 and can_fork() else None
-    stored = None
+    # Neither the identity nor the copies load ThorVG, so the workers (forked from
+    # this process where frames/workers.py allows) start only if a frame is missing.
+    stored = film_frames_in(film, cache)
     try:
-        stored = film_frames_in(film, cache)
         missing = []
         for i, file in files:
             png = stored.png(i)
@@ -606,12 +603,8 @@ def cached_pngs(film, files: Sequence[tuple[int, Path]], jobs: int = 1,
             write_bytes_atomic(file, png, code="output-failed", durable=False)
             yield 1
         if missing:
-            booting, early = early, None  # write_pngs shuts it down
-            yield from write_pngs(film, missing, jobs, stored, booting)
+            yield from write_pngs(film, missing, jobs, stored)
     finally:
-        if early is not None:
-            shut_down(early)
-        if stored is not None:
-            stored.save()
-            if cache.written:
-                cache.prune()
+        stored.save()
+        if cache.written:
+            cache.prune()

@@ -114,30 +114,34 @@ def modules_digest(directory: str | Path | None = None) -> str:
     return h.hexdigest()
 
 
-def _libthorvg_sha256() -> str:
-    from ..engine.raster import engine_version, library_sha256
-
-    engine_version()  # a build nanoframes cannot draw with is one error here, not later
-    return library_sha256()
-
-
 @cache
 def _toolchain_parts() -> tuple[tuple[str, str], ...]:
     from importlib.metadata import version
 
     from .. import __version__
+    from ..engine.library import library_sha256  # the file's bytes: nothing is loaded
 
     return (
         ("thorvg-python", version("thorvg-python")),
-        ("libthorvg", _libthorvg_sha256()),
+        ("libthorvg", library_sha256()),
         ("nanoframes", __version__),
         ("modules", modules_digest()),
     )
 
 
-def toolchain_parts(video: bool = False) -> dict[str, str]:
+def toolchain_parts(video: bool = False, *, load_engine: bool = True) -> dict[str, str]:
     """The toolchain's four parts, computed once per process (a fresh dict each call);
-    with ``video``, the decoder's three parts too."""
+    with ``video``, the decoder's three parts too.
+
+    ``load_engine`` loads ThorVG first, which checks its build: one that
+    nanoframes cannot draw with is one error here, not later. The frame cache
+    passes False: it keys frames before it knows whether any must be drawn
+    (a warm render loads no renderer), and drawing loads and checks it anyway.
+    """
+    if load_engine:
+        from ..engine.raster import engine_version
+
+        engine_version()
     parts = dict(_toolchain_parts())
     if video:
         from ..bake.clips import decoder_parts

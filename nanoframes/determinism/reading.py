@@ -100,17 +100,20 @@ def font_items(baker: Baker) -> list[tuple[str, str]]:
     return sorted({(face.path.name, face_digest(face)) for face in baker.faces()})
 
 
-def composition_identity(comp: Composition, baker: Baker) -> Identity:
+def composition_identity(comp: Composition, baker: Baker, *, load_engine: bool = True
+                         ) -> Identity:
     """The four components of ``comp``'s identity, as docs/digest.md defines them.
 
     The toolchain (library bytes, module digest) is computed once per process;
-    the source projection once per file version.
+    the source projection once per file version. ``load_engine``: see
+    ``identity.toolchain_parts``.
     """
     return Identity(
         source=_source(comp, baker),
         media=media_digest(media_items(comp, baker)),
         fonts=fonts_digest(font_items(baker)),
-        toolchain=toolchain_digest(toolchain_parts(baker.uses_video())),
+        toolchain=toolchain_digest(toolchain_parts(baker.uses_video(),
+                                                   load_engine=load_engine)),
     )
 
 

@@ -251,8 +251,12 @@ def _worker_init(root: str | None, spare: bool, forked: bool = False) -> None:
     # Warm up what every first task needs, so no task pays for it: the engine
     # and canvas, and the project's font book (a scan of the font directories).
     from ..engine.raster import get_rasterizer
+    from ..errors import NanoframesError
 
-    get_rasterizer()
+    try:
+        get_rasterizer()
+    except NanoframesError:
+        pass  # a build that cannot draw: the first task reports it in one line, not the pool
     if root is not None:
         try:
             from ..config import load_config
