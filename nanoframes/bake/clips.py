@@ -25,12 +25,14 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import cache, lru_cache
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
 from .media import resolve_reference
 from .timing import Timing, read_timing
+
+if TYPE_CHECKING:  # imported where a clip is decoded: most films have none
+    import numpy as np
 
 CLIP_SUFFIXES = (".mp4", ".webm", ".mov")
 MAX_CLIP_BYTES = 64 * 1024 * 1024
@@ -104,6 +106,8 @@ class Clip:
 def rgba_from_yuv(y: np.ndarray, u: np.ndarray, v: np.ndarray, sub: tuple[int, int],
                   full: bool, matrix: str) -> np.ndarray:
     """Integer YUV → straight RGBA (uint8), chroma repeated to full size."""
+    import numpy as np
+
     gain, vr, ug, vg, ub, off = _MATRICES[(matrix, full)]
     h, w = y.shape
     sx, sy = sub
@@ -127,6 +131,8 @@ def _png_uri(rgba: np.ndarray) -> str:
 
 
 def _frame_rgba(frame) -> np.ndarray:
+    import numpy as np
+
     fmt = frame.format.name
     if fmt not in _PLANAR:
         raise ValueError(f"pixel format {fmt} is not supported (use yuv420p, yuv422p or "

@@ -22,8 +22,7 @@ import threading
 from ctypes import POINTER, c_bool, c_char_p, c_float, c_int, c_uint32, c_void_p
 from functools import lru_cache
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
 from .library import (  # noqa: F401  (re-exported: callers import them here)
@@ -32,6 +31,9 @@ from .library import (  # noqa: F401  (re-exported: callers import them here)
     library_sha256,
     thorvg_python_version,
 )
+
+if TYPE_CHECKING:  # imported where a frame is drawn: text measuring imports this module
+    import numpy as np
 
 MAX_SIDE = 16384
 
@@ -198,6 +200,8 @@ class Rasterizer:
         if not canvas:
             raise NanoframesError("render-failed", "ThorVG could not create a software canvas")
         self._canvas = c_void_p(canvas)
+        import numpy as np
+
         self._buf = np.zeros((0, 0), dtype=np.uint32)
 
     def _target(self, width: int, height: int) -> tuple[int, int]:
@@ -216,6 +220,8 @@ class Rasterizer:
             )
         if self._buf.shape == (height, width):
             return width, height
+        import numpy as np
+
         buf = np.zeros((height, width), dtype=np.uint32)
         _check(
             self._lib.tvg_swcanvas_set_target(
@@ -257,7 +263,7 @@ class Rasterizer:
             # never leave a draw unsynced or a picture on the canvas
             lib.tvg_canvas_sync(canvas)
             lib.tvg_canvas_remove(canvas, None)
-        view = self._buf.view(np.uint8).reshape(height, width, 4)
+        view = self._buf.view("uint8").reshape(height, width, 4)
         view.flags.writeable = False
         return view
 

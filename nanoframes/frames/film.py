@@ -18,8 +18,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..bake.baker import Baker
 from ..engine.raster import get_rasterizer
@@ -29,6 +28,9 @@ from .digest import frame_digest
 from .scale import scaled_size
 from .store import Store
 from .workers import worker_pool
+
+if TYPE_CHECKING:  # imported where frames are drawn: a warm render copies PNGs
+    import numpy as np
 
 _HELD = 8  # frames kept for de-duplication when frames themselves are returned
 
@@ -299,6 +301,8 @@ def film_frames(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     if jobs <= 1:
         yield from film.frames(indices)
         return
+    import numpy as np
+
     shape = (film.height, film.width, 4)
     with worker_pool(jobs) as pool:
         args = (str(film.comp.path), str(film.comp.project_root), film.dedup)

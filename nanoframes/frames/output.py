@@ -20,14 +20,15 @@ from concurrent.futures import Future
 from fractions import Fraction
 from pathlib import Path
 from queue import SimpleQueue
-from typing import Any, NamedTuple, Protocol
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..errors import NanoframesError
 from ..files import atomic_target, write_bytes_atomic
 from .png import decode_png, encode_png
 from .workers import shut_down
+
+if TYPE_CHECKING:  # imported where frames are drawn: a warm render copies PNGs
+    import numpy as np
 
 _RECENT = 8  # encoded frames kept for held frames, per process
 
@@ -182,6 +183,8 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
 
 def over_black(frame: np.ndarray) -> np.ndarray:
     """Straight RGBA over an opaque black background → RGB (integer arithmetic)."""
+    import numpy as np
+
     rgb = frame[..., :3].astype(np.uint16)
     a = frame[..., 3:4].astype(np.uint16)
     return ((rgb * a + 127) // 255).astype(np.uint8)
@@ -195,6 +198,7 @@ def even_size(width: int, height: int) -> tuple[int, int]:
 def write_video(frames: Iterable[np.ndarray], path: Path, width: int, height: int,
                 fps: Fraction, crf: int = 18) -> None:
     import av
+    import numpy as np
 
     path = Path(path)
     ew, eh = even_size(width, height)

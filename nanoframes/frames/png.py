@@ -20,10 +20,12 @@ from __future__ import annotations
 import struct
 import zlib
 from pathlib import Path
-
-import numpy as np
+from typing import TYPE_CHECKING
 
 from ..checksum import crc32
+
+if TYPE_CHECKING:  # imported where a frame is encoded: a warm render copies PNGs
+    import numpy as np
 
 try:  # ISA-L's deflate: several times faster than zlib at the same ratio
     from isal import isal_zlib as _deflate_lib
@@ -45,6 +47,8 @@ def _chunk(kind: bytes, data: bytes) -> bytes:
 def sub_filtered(frame: np.ndarray) -> np.ndarray:
     """The rows of a PNG's image data: filter byte 1 ("Sub"), then each byte minus
     the byte of the pixel to its left (modulo 256)."""
+    import numpy as np
+
     height, width = frame.shape[:2]
     flat = np.ascontiguousarray(frame).reshape(height, width * 4)
     rows = np.empty((height, 1 + width * 4), dtype=np.uint8)
@@ -56,7 +60,7 @@ def sub_filtered(frame: np.ndarray) -> np.ndarray:
 
 def encode_png(frame: np.ndarray) -> bytes:
     """The PNG file of a straight RGBA frame (uint8, height x width x 4)."""
-    if frame.dtype != np.uint8 or frame.ndim != 3 or frame.shape[2] != 4:
+    if frame.dtype != "uint8" or frame.ndim != 3 or frame.shape[2] != 4:
         raise TypeError(f"a frame is uint8 RGBA (h, w, 4), got {frame.dtype} {frame.shape}")
     height, width = frame.shape[:2]
     header = struct.pack(">IIBBBBB", width, height, 8, 6, 0, 0, 0)  # 8-bit RGBA
@@ -71,6 +75,7 @@ def decode_png(data: bytes | Path) -> np.ndarray:
     only ours). Raises on anything unreadable."""
     import io
 
+    import numpy as np
     from PIL import Image
 
     source = io.BytesIO(data) if isinstance(data, bytes) else data
