@@ -252,6 +252,10 @@ def pool_for(film: Film, jobs: int) -> Future:
     at once, with the film already parsed (their copy of it). Elsewhere, or once
     ThorVG is loaded here, the forkserver starts them (``workers.booting_pool``).
     """
+    # every process draws with NumPy: imported once, here, and forked; before the
+    # check, since NumPy's BLAS may start threads as it loads (cli/__init__.py)
+    import numpy  # noqa: F401
+
     if not workers.can_fork():
         return workers.booting_pool(jobs, film.comp.project_root)
     _worker_films.clear()
