@@ -126,6 +126,8 @@ FINISHED = "finished before the signal"  # not a fault, but a run that tested no
 COMMANDS = {
     "render": ["render", "a.nf.svg", "-o", "out", "--no-cache"],
     "render-j2": ["render", "a.nf.svg", "-o", "out", "--no-cache", "-j", "2"],
+    # through the frame cache: its links, its checks, its workers' records
+    "render-cache-j2": ["render", "a.nf.svg", "-o", "out", "-j", "2"],
     "video": ["video", "a.nf.svg", "-o", "v.mp4", "--no-cache"],
     "video-j2": ["video", "a.nf.svg", "-o", "v.mp4", "--no-cache", "-j", "2"],
     "digest": ["digest", "--record"],
@@ -200,6 +202,7 @@ def _interrupt_once(root: Path, args: list[str], sig: int, delay: float) -> list
                 problems.append(f"{png.name} has the wrong size")
         except Exception as exc:  # noqa: BLE001 - any decoding failure is the finding
             problems.append(f"{png.name} is not a whole PNG: {exc}")
+    problems += _cache_problems(root / "cache")
     video = root / "v.mp4"
     if video.exists():
         import av
@@ -223,6 +226,25 @@ def _interrupt_once(root: Path, args: list[str], sig: int, delay: float) -> list
                 problems.append(f"ledger holds {sorted(keys)}")
         ledger.unlink()  # the next run records afresh
     shutil.rmtree(root / "out", ignore_errors=True)
+    return problems
+
+
+def _cache_problems(root: Path) -> list[str]:
+    """Whatever an interrupted run left in the frame cache must read back whole:
+    every frame its checks name, at the right size and with the right pixels."""
+    from nanoframes.determinism.cache import FilmFrames, FrameCache
+
+    problems = []
+    films = root / "films"
+    for directory in sorted(films.iterdir()) if films.is_dir() else []:
+        cache = FrameCache(root, 0)
+        stored = FilmFrames(directory, directory.name, 64, 48, cache)
+        for index in sorted(stored.records):
+            if stored.frame(index) is None:
+                problems.append(f"cache: frame {index} of {directory.name[:8]} does not read back")
+        if cache.rejected:
+            problems.append(f"cache: {cache.rejected} refused in {directory.name[:8]}")
+    shutil.rmtree(root, ignore_errors=True)
     return problems
 
 
@@ -275,6 +297,44 @@ def test_interrupted_render_leaves_no_temps_and_a_sigkill_is_swept(tmp_path: Pat
     assert not any(p.exists() for p in orphans)
     assert alien.exists()
     assert len(list(out.glob("*.png"))) == 60
+
+
+INTERRUPTED_AFTER = """
+import os, signal, sys
+from pathlib import Path
+from nanoframes.cli import interrupt
+from nanoframes.determinism.cache import FrameCache, cached_pngs
+from nanoframes.frames.film import Film
+
+interrupt.install()  # as the command does: teardown, then os._exit, no unwinding
+path, out = Path(sys.argv[1]), Path(sys.argv[2])
+film = Film.open(path, path.parent)
+out.mkdir()
+files = [(i, out / f"{i}.png") for i in range(film.comp.frame_count)]
+for n, _ in enumerate(cached_pngs(film, files, jobs=1, cache=FrameCache()), 1):
+    if n == 50:
+        os.kill(os.getpid(), signal.SIGINT)
+"""
+
+
+def test_an_interrupted_render_keeps_most_of_what_it_stored(tmp_path: Path) -> None:
+    """The teardown exits without unwinding, so the cache's checks are written during
+    a run too (every 32 frames): Ctrl-C and render again, and most frames are kept."""
+    from nanoframes.determinism.cache import FilmFrames, FrameCache
+
+    root = _project(tmp_path / "p")
+    cache = root / "cache"
+    env = dict(os.environ, NANOFRAMES_CACHE_DIR=str(cache))
+    done = subprocess.run([sys.executable, "-c", INTERRUPTED_AFTER, str(root / "a.nf.svg"),
+                           str(root / "out")], env=env, capture_output=True, text=True,
+                          timeout=300)
+    assert done.returncode == 130, done.stderr
+    (film,) = (cache / "films").iterdir()
+    stored = FilmFrames(film, film.name, 64, 48, FrameCache(cache, 0))
+    assert 32 <= len(stored.records) <= 50, sorted(stored.records)
+    assert all(stored.frame(i) is not None for i in stored.records)
+    assert stored.cache.rejected == 0
+    assert not [p for p in film.iterdir() if p.name.startswith(".")]
 
 
 def test_a_process_sweeps_a_directory_at_its_first_write_there(tmp_path: Path) -> None:

@@ -23,8 +23,10 @@ modules, so any code change starts a fresh set of keys. A film's directory,
 - ``checks``: what each stored frame is (``FILM_MAGIC`` format, below): for
   every frame index, the index whose file holds its PNG, the PNG's length and
   CRC-32, and the CRC-32 of the frame's straight RGBA. One file per film,
-  written once at the end of a run (merged with what another process may have
-  written meanwhile), so a cold run creates one small file besides the links.
+  written at the end of a run and every few dozen frames during one (merged
+  each time with what another process may have written meanwhile), so a cold
+  run creates a few small files besides the links, and an interrupted one
+  keeps most of what it stored.
 
 Reading checks everything: ``checks`` must be whole (its own CRC-32, the
 magic, the size and the key it was written for), a PNG must have the length
@@ -83,6 +85,10 @@ LEGACY = "frames"  # NFCACHE2/3 entries and raw .rgba files: counted, evicted, n
 DEFAULT_MAX_MB = 2048
 _STALE_TMP_S = 3600  # a temp file this old belongs to a writer that died
 _VERIFIED = 8  # PNG files read and checked, kept for the held frames after them
+# checks are written during a run too, so an interrupted render (whose teardown
+# exits at once: cli/interrupt.py) loses at most this much of what it stored
+_SAVE_EVERY = 32  # frames
+_SAVE_AFTER_S = 2.0
 
 
 def cache_dir() -> Path:
@@ -246,10 +252,11 @@ def _film_unit(directory: str, files: list[tuple[str, str, os.stat_result]]) -> 
 class FilmFrames:
     """One film's frames in the cache: read (checked) and stored.
 
-    ``checks`` is read at the first lookup and written by ``save``, once, after a
-    run. Sent to a worker process (pickled), it carries only where to write: the
-    worker stores its frames' PNGs, and what it stored (``taken``) comes back to
-    be ``add``-ed here, so this process writes ``checks`` alone.
+    ``checks`` is read at the first lookup and written by ``save``: after a run,
+    and every ``_SAVE_EVERY`` frames or ``_SAVE_AFTER_S`` seconds during one. Sent
+    to a worker process (pickled), it carries only where to write: the worker
+    stores its frames' PNGs, and what it stored (``taken``) comes back to be
+    ``add``-ed here, so this process writes ``checks`` alone.
     """
 
     pixel_check = staticmethod(pixel_check)
@@ -264,7 +271,9 @@ class FilmFrames:
         self._verified: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
         self._read_any = False
         # write_pngs' feeder threads add what workers stored while this thread stores
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()
+        self._saves = True  # False in a worker's copy: only the command writes checks
+        self._saved_at = time.monotonic()
 
     def __getstate__(self) -> dict:  # what a worker needs: where, not what is there
         return {"directory": self.directory, "key": self.key, "width": self.width,
@@ -273,6 +282,7 @@ class FilmFrames:
     def __setstate__(self, state: dict) -> None:
         self.__init__(state["directory"], state["key"], state["width"], state["height"],
                       FrameCache(state["directory"].parent.parent, 0))
+        self._saves = False
 
     # --- reading ---------------------------------------------------------
 
@@ -365,8 +375,9 @@ class FilmFrames:
     def _refuse(self, index: int) -> None:
         self.cache.rejected += 1
         self.cache.misses += 1
-        self._new.pop(index, None)
-        self.records.pop(index, None)
+        with self._lock:
+            self._new.pop(index, None)
+            self.records.pop(index, None)
 
     # --- storing ---------------------------------------------------------
 
@@ -402,6 +413,7 @@ class FilmFrames:
         with self._lock:
             self._new[index] = Record(file, len(png), crc32(png), pixels)
             self.cache.written += 1
+            self._save_now_and_then()
 
     def taken(self) -> dict[int, Record]:
         """What this object stored: a worker hands it back to its parent's ``add``."""
@@ -413,26 +425,34 @@ class FilmFrames:
             for index, rec in taken.items():
                 self._new[index] = Record(*rec)
             self.cache.written += len(taken)
+            self._save_now_and_then()
+
+    def _save_now_and_then(self) -> None:
+        if self._saves and (len(self._new) >= _SAVE_EVERY or
+                            time.monotonic() - self._saved_at >= _SAVE_AFTER_S):
+            self.save()
 
     def save(self) -> None:
         """Write ``checks``: what is on disk now, with what was stored here on top
         (a record refused here and not stored again stays: it is refused again).
         A run that only read refreshes its mtime (eviction)."""
-        if not self._new:
-            if self._read_any:
-                _touch(self.directory / CHECKS)
-            return
-        on_disk = _load(self.directory / CHECKS)
-        merged = (_parse_checks(on_disk, self.key, self.width, self.height) or {}) \
-            if on_disk is not None else {}
-        merged.update(self._new)
-        try:
-            write_bytes_atomic(self.directory / CHECKS,
-                               _pack_checks(merged, self.key, self.width, self.height),
-                               durable=False)
-        except (NanoframesError, OSError):
-            return
-        self._records, self._new = merged, {}
+        with self._lock:
+            self._saved_at = time.monotonic()
+            if not self._new:
+                if self._read_any:
+                    _touch(self.directory / CHECKS)
+                return
+            on_disk = _load(self.directory / CHECKS)
+            merged = (_parse_checks(on_disk, self.key, self.width, self.height) or {}) \
+                if on_disk is not None else {}
+            merged.update(self._new)
+            try:
+                write_bytes_atomic(self.directory / CHECKS,
+                                   _pack_checks(merged, self.key, self.width, self.height),
+                                   durable=False)
+            except (NanoframesError, OSError):
+                return
+            self._records, self._new = merged, {}
 
 
 def _pack_checks(records: dict[int, Record], key: str, width: int, height: int) -> bytes:
