@@ -215,7 +215,8 @@ def link_atomic(source: Path | str, target: Path | str) -> bool:
             return True
         except FileNotFoundError:
             if attempt or not os.path.exists(source):
-                return False  # the directory went away since this process swept it: retry
+                return False
+            # else the directory went away since this process swept it: make it, retry
         except OSError:
             return False
         finally:
