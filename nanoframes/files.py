@@ -29,10 +29,13 @@ import re
 import stat
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import TypeVar
 
 from .errors import NanoframesError
+
+T = TypeVar("T")
 
 _LIVE: set[str] = set()  # temp files this process has open right now
 # re-entrant: the signal handler runs in the main thread, which may hold it
@@ -119,13 +122,34 @@ def remove_live_temps() -> None:
             os.unlink(name)
 
 
+def _temp_name(target: Path, suffix: str) -> str:
+    """A fresh temp name beside ``target`` (``.<name>.<pid>.<random><suffix>``)."""
+    return (f"{os.path.join(target.parent, _temp_prefix(target))}"
+            f"{next(tempfile._get_candidate_names())}{suffix}")
+
+
+def _in_its_directory(target: Path, create: Callable[[], T]) -> T:
+    """Run ``create`` (which makes a file beside ``target``) in a directory that
+    exists: this process makes and sweeps a directory at its first write there
+    only, so one removed since (a user clearing an output folder) is made again
+    and ``create`` retried once."""
+    directory = os.path.abspath(target.parent)
+    if directory not in _SWEPT:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        sweep_directory(directory)
+    try:
+        return create()
+    except FileNotFoundError:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return create()
+
+
 def _new_temp(target: Path, suffix: str) -> tuple[str, int]:
     """Create an empty temp file beside ``target``, known as live before it exists
     (a signal arriving in between cannot leave it behind); return its name and a
     descriptor open for writing."""
-    prefix = os.path.join(target.parent, _temp_prefix(target))
     for _ in range(100):
-        name = f"{prefix}{next(tempfile._get_candidate_names())}{suffix}"
+        name = _temp_name(target, suffix)
         with _LIVE_LOCK:
             _LIVE.add(name)
         try:
@@ -190,39 +214,25 @@ def link_atomic(source: Path | str, target: Path | str) -> bool:
     caller writes a copy instead. The frame cache keeps the PNG files
     ``render -o`` wrote this way instead of writing their bytes again."""
     target = Path(target)
-    directory = os.path.abspath(target.parent)
-    prefix = os.path.join(directory, _temp_prefix(target))
-    for attempt in (0, 1):
-        try:
-            if directory not in _SWEPT or attempt:  # as _atomic_fd: made and swept once
-                target.parent.mkdir(parents=True, exist_ok=True)
-                sweep_directory(directory)
-        except OSError:
-            return False
-        name = f"{prefix}{next(tempfile._get_candidate_names())}.tmp"
-        with _LIVE_LOCK:
-            _LIVE.add(name)
-        try:
-            os.link(source, name)
-            try:
-                os.replace(name, target)
-            except OSError:
-                with contextlib.suppress(OSError):
-                    os.unlink(name)
-                return False
-            if os.path.lexists(name):  # target was already this file: rename did nothing
+    name = _temp_name(target, ".tmp")
+    with _LIVE_LOCK:
+        _LIVE.add(name)
+    linked = False
+    try:
+        _in_its_directory(target, lambda: os.link(source, name))
+        linked = True
+        os.replace(name, target)
+        if os.path.lexists(name):  # target was already this file: rename did nothing
+            os.unlink(name)
+        return True
+    except OSError:
+        if linked:
+            with contextlib.suppress(OSError):
                 os.unlink(name)
-            return True
-        except FileNotFoundError:
-            if attempt or not os.path.exists(source):
-                return False
-            # else the directory went away since this process swept it: make it, retry
-        except OSError:
-            return False
-        finally:
-            with _LIVE_LOCK:
-                _LIVE.discard(name)
-    return False
+        return False
+    finally:
+        with _LIVE_LOCK:
+            _LIVE.discard(name)
 
 
 @contextlib.contextmanager
@@ -242,16 +252,8 @@ def _atomic_fd(path: Path | str, suffix: str, code: str, durable: bool
         if stat.S_ISDIR(mode):
             raise NanoframesError(code, "cannot write: is a directory, not a file", target)
         mode &= 0o777
-    directory = os.path.abspath(target.parent)
     try:
-        if directory not in _SWEPT:  # first write here: make sure it exists, sweep it
-            target.parent.mkdir(parents=True, exist_ok=True)
-            sweep_directory(directory)
-        try:
-            name, fd = _new_temp(target, suffix)
-        except FileNotFoundError:  # removed since this process swept it
-            target.parent.mkdir(parents=True, exist_ok=True)
-            name, fd = _new_temp(target, suffix)
+        name, fd = _in_its_directory(target, lambda: _new_temp(target, suffix))
     except OSError as exc:
         raise write_failed(exc, target, code) from None
     tmp = Path(name)

@@ -192,6 +192,13 @@ def test_where_files_cannot_be_linked_the_cache_writes_copies(
     assert all(np.array_equal(a, e) for a, e in zip(rendered(comp, tmp_path / "b"), expected))
 
 
+def read_again(comp: Path) -> tuple[FrameCache, Film, list[tuple[int, np.ndarray]]]:
+    """Every frame of the film through the cache, as a new process would read
+    it: (the cache's counters, the film (what it drew), the frames)."""
+    c, film = FrameCache(), Film.open(comp, comp.parent)
+    return c, film, [(i, f.copy()) for i, f in cached_frames(film, cache=c)]
+
+
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "older-format",
                                     "another-film", "another-size", "extra-record"])
 def test_damaged_checks_are_refused_and_every_frame_drawn_again(
@@ -220,9 +227,7 @@ def test_damaged_checks_are_refused_and_every_frame_drawn_again(
         data[44:48] = struct.pack("<I", 7)
     checks.write_bytes(bytes(data))
 
-    c = FrameCache()
-    film2 = Film.open(comp, comp.parent)
-    got = [(i, f.copy()) for i, f in cached_frames(film2, cache=c)]
+    c, film2, got = read_again(comp)
     assert c.rejected == 1 and c.hits == 0 and c.written == 6
     assert film2.rasterized == 6
     assert all(np.array_equal(f, expected[i]) for i, f in got)
@@ -259,9 +264,7 @@ def test_damaged_pngs_are_detected_and_drawn_again(cache_dir: Path, comp: Path,
     if damage not in ("gone", "other-pixels"):  # a file that fails its own record goes
         assert stored(comp).png(2) is None and not victim.exists()
 
-    c = FrameCache()
-    film2 = Film.open(comp, comp.parent)
-    got = [(i, f.copy()) for i, f in cached_frames(film2, cache=c)]
+    c, film2, got = read_again(comp)
     assert c.rejected == 1 and c.hits == 5 and c.written == 1
     assert film2.rasterized == 1
     assert all(np.array_equal(f, expected[i]) for i, f in got)
@@ -359,9 +362,8 @@ def test_a_held_frame_whose_twin_does_not_hold_is_drawn_again(
     again = rendered(comp, tmp_path / "b")
     assert all(np.array_equal(a, e) for a, e in zip(again, expected))
     # ... and video's reading too: a pixel check only it takes is refused there
-    c, film = FrameCache(), Film.open(comp, comp.parent)
-    got = [f.copy() for _, f in cached_frames(film, cache=c)]
-    assert all(np.array_equal(a, e) for a, e in zip(got, expected))
+    c, film, got = read_again(comp)
+    assert all(np.array_equal(f, expected[i]) for i, f in got)
     if damage == "flipped-check":
         assert c.rejected == 1 and film.rasterized == 1
     assert stored(comp).frame(5) is not None

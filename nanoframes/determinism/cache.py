@@ -280,8 +280,7 @@ class FilmFrames:
                 "height": self.height}
 
     def __setstate__(self, state: dict) -> None:
-        self.__init__(state["directory"], state["key"], state["width"], state["height"],
-                      FrameCache(state["directory"].parent.parent, 0))
+        self.__init__(**state)
         self._saves = False
 
     # --- reading ---------------------------------------------------------
@@ -402,7 +401,6 @@ class FilmFrames:
         file is shared, nothing is written."""
         from ..checksum import crc32
 
-        file = index if same_as is None else same_as
         if same_as is None:
             path = self.directory / f"{index}.png"
             if written is None or not link_atomic(written, path):
@@ -410,8 +408,12 @@ class FilmFrames:
                     write_bytes_atomic(path, png, durable=False)
                 except (NanoframesError, OSError):
                     return  # a cache that cannot be written is only a slower render
+            record = Record(index, len(png), crc32(png), pixels)
+        else:  # the twin's file, and its checks: the same bytes are not checksummed again
+            twin = self._new.get(same_as) or (self._records or {}).get(same_as)
+            record = Record(same_as, len(png), twin.png if twin else crc32(png), pixels)
         with self._lock:
-            self._new[index] = Record(file, len(png), crc32(png), pixels)
+            self._new[index] = record
             self.cache.written += 1
             self._save_now_and_then()
 
@@ -604,7 +606,6 @@ def cached_pngs(film, files: Sequence[tuple[int, Path]], jobs: int = 1,
     ``frames.output.write_pngs`` (over ``jobs`` workers), and the cache keeps a
     link to each file written.
     """
-    from ..files import write_bytes_atomic
     from ..frames.output import write_pngs
 
     if cache is None:
