@@ -122,6 +122,14 @@ def remove_live_temps() -> None:
             os.unlink(name)
 
 
+def remove_dead_temps() -> None:
+    """Sweep again every directory this process has written into (called on
+    SIGINT/SIGTERM once the workers are killed): a worker killed in the middle
+    of a write leaves its temp file in a directory its command writes too."""
+    for directory in list(_SWEPT):
+        sweep_directory(directory)
+
+
 def _temp_name(target: Path, suffix: str) -> str:
     """A fresh temp name beside ``target`` (``.<name>.<pid>.<random><suffix>``)."""
     return (f"{os.path.join(target.parent, _temp_prefix(target))}"

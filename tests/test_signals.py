@@ -337,6 +337,38 @@ def test_an_interrupted_render_keeps_most_of_what_it_stored(tmp_path: Path) -> N
     assert not [p for p in film.iterdir() if p.name.startswith(".")]
 
 
+KILLED_MID_WRITE = """
+import os, signal, sys, time
+from pathlib import Path
+from nanoframes.cli import interrupt
+from nanoframes.files import _new_temp, write_bytes_atomic
+
+interrupt.install()
+out = Path(sys.argv[1])
+write_bytes_atomic(out / "00000.png", b"the command's own frame", durable=False)
+child = os.fork()
+if child == 0:  # a worker, half way through writing its frame: a temp, no rename yet
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _new_temp(out / "00001.png", ".tmp")
+    (out / "started").touch()
+    time.sleep(60)
+    os._exit(0)
+while not (out / "started").exists():
+    time.sleep(0.01)
+os.kill(os.getpid(), signal.SIGTERM)  # the teardown kills the worker, then sweeps
+time.sleep(60)
+"""
+
+
+def test_the_teardown_removes_the_temps_of_the_workers_it_kills(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_WRITE, str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert done.stderr == "nanoframes: interrupted\n"
+    assert sorted(p.name for p in out.iterdir()) == ["00000.png", "started"]
+
+
 def test_a_process_sweeps_a_directory_at_its_first_write_there(tmp_path: Path) -> None:
     """The first write into a directory removes every dead writer's temps in it,
     whatever file they were for; later writes of the process do not list the

@@ -14,9 +14,11 @@ with ``os._exit``:
    "leaked semaphore" warning from the tracker;
 3. the named semaphores of our pools, which the killed tracker would have
    unlinked, are unlinked here;
-4. this process's unfinished temp files are deleted (``files.remove_live_temps``):
-   a final name only ever holds a whole file (written by rename), so nothing
-   partial is left anywhere;
+4. this process's unfinished temp files are deleted (``files.remove_live_temps``),
+   and so are those of the workers just killed, in every directory this
+   process wrote into (``files.remove_dead_temps``; the workers write frames
+   and cache files beside the command's): a final name only ever holds a whole
+   file (written by rename), so nothing partial is left anywhere;
 5. one line, ``nanoframes: interrupted``, and exit status 128 + the signal
    (130 for SIGINT, 143 for SIGTERM).
 
@@ -34,7 +36,7 @@ import signal
 import sys
 import time
 
-from ..files import remove_live_temps
+from ..files import remove_dead_temps, remove_live_temps
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM)
 MESSAGE = b"nanoframes: interrupted\n"
@@ -115,6 +117,8 @@ def teardown(signum: int) -> None:
         _unlink_semaphores()
     with contextlib.suppress(Exception):
         remove_live_temps()
+    with contextlib.suppress(Exception):
+        remove_dead_temps()
     with contextlib.suppress(OSError):
         os.write(err if err >= 0 else 2, MESSAGE)
     os._exit(128 + signum)
