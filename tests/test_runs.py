@@ -11,7 +11,7 @@ from nanoframes.frames.runs import MAX_RUN, TwoEnded
 def test_runs_from_the_back_shrink_with_what_is_left_and_meet_the_front() -> None:
     shared = TwoEnded(range(100), processes=2)
     first = shared.take_back()
-    assert first == list(range(75, 100))  # a quarter of what is left (2 processes)
+    assert first == list(range(88, 100))  # an eighth of what is left (2 processes)
     front = shared.front()
     assert [next(front) for _ in range(10)] == list(range(10))
     sizes = []

@@ -3,7 +3,10 @@
 This process draws frames one at a time from the front; each worker takes a
 run from the back. Runs shrink as frames run out (a share of what is left,
 guided self-scheduling), so every process finishes at about the same time
-without knowing in advance how fast the others are or when they booted. A
+without knowing in advance how fast the others are or when they booted. The
+share is small (an eighth of what is left with one worker): a film's frames
+cost from 1 ms (held) to 30 ms (1080p) each, and a worker's last run is what the
+others may wait for at the end, while handing it a run costs about 0.5 ms. A
 worker's runs follow one another backwards and this process's frames
 forwards, so a held frame is drawn again at most once, where the two meet.
 """
@@ -27,7 +30,7 @@ class TwoEnded(Generic[T]):
     def __init__(self, items: Sequence[T], processes: int) -> None:
         self._items = list(items)
         self._front, self._back = 0, len(self._items)
-        self._share = 2 * max(1, processes)  # a run is at most 1/share of what is left
+        self._share = 4 * max(1, processes)  # a run is at most 1/share of what is left
         self._lock = threading.Lock()
 
     def front(self) -> Iterator[T]:
