@@ -1,18 +1,21 @@
-"""PNG encoding of a frame: lossless, straight RGBA, fast.
+"""PNG encoding of a frame: lossless, straight RGBA, fast, the same bytes every time.
 
 The encoder was chosen by measurement (``benchmarks/render_speed.py`` prints
 the table): each row gets PNG filter 1 ("Sub", the byte four places to the
-left subtracted, vectorised with NumPy) and the rows are deflated at level 1 by
-ISA-L (the ``isal`` package), falling back to the standard library's zlib at
-level 1 where ``isal`` is not installed. On a 960x540 frame that is about 6 ms
-against 35 ms for Pillow at level 1 and 87 ms at its default level 6, for
-files about 20 % larger than level 6's.
+left subtracted, vectorised with NumPy) and the rows are deflated at level 0
+by ISA-L (the ``isal`` package), falling back to the standard library's zlib
+at level 1 where ``isal`` is not installed. At 1920x1080 that is about 4 ms a
+frame against 23 ms for zlib at level 1 and 43 ms for Pillow at its level 1.
 
-What is exact is the pixels: the decoded RGBA of every PNG is exactly the
-frame's (SHA-256 of it is the frame digest), and that is all any check reads.
-The PNG bytes are not promised to repeat: in a few multi-process renders a file
-came out with a few deflate bytes different from an earlier run's (the same
-pixels); see the README's Speed section.
+Why ISA-L's level 0 and not its level 1 (as fast, files about a fifth
+smaller): level 1's output is not a function of its input alone. In about one
+process in a hundred it deflates some frames differently from every other
+process (a valid stream, the same pixels, a different match), and does so every
+time in that process; level 0 did not in 800 processes (docs/notes,
+2026-12-04-speed-session-6). A render's PNG files should repeat byte for byte.
+
+What every check reads is the pixels: the decoded RGBA of every PNG is exactly
+the frame's (SHA-256 of it is the frame digest).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from ..checksum import crc32
 if TYPE_CHECKING:  # imported where a frame is encoded: a warm render copies PNGs
     import numpy as np
 
-try:  # ISA-L's deflate: several times faster than zlib at the same ratio
+try:  # ISA-L's deflate: several times faster than zlib
     from isal import isal_zlib as _deflate_lib
 
     ENCODER = "isal"
@@ -35,7 +38,8 @@ except ImportError:  # pragma: no cover - isal is a dependency; zlib keeps it wo
     _deflate_lib = zlib
     ENCODER = "zlib"
 
-LEVEL = 1
+# ISA-L's level 0 is a compressor (its own fastest); zlib's level 0 would store
+LEVEL = 0 if ENCODER == "isal" else 1
 SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
 
