@@ -1,4 +1,4 @@
-"""PNG encoding of a frame: lossless, straight RGBA, fast, the same bytes every time.
+"""PNG encoding of a frame: lossless, straight RGBA, fast, the same bytes in every process.
 
 The encoder was chosen by measurement (``benchmarks/render_speed.py`` prints
 the table): each row gets PNG filter 1 ("Sub", the byte four places to the
@@ -11,8 +11,10 @@ Why ISA-L's level 0 and not its level 1 (as fast, files about a fifth
 smaller): level 1's output is not a function of its input alone. In about one
 process in a hundred it deflates some frames differently from every other
 process (a valid stream, the same pixels, a different match), and does so every
-time in that process; level 0 did not in 800 processes (docs/notes,
-2026-12-04-speed-session-6). A render's PNG files should repeat byte for byte.
+time in that process; level 0 did not in 1,100 processes, one of them such a
+process (docs/notes/2026-12-04-speed-session-6.md). A render's PNG files should
+repeat byte for byte. (Another machine may take another of ISA-L's code paths:
+across machines, the pixels are what is compared.)
 
 What every check reads is the pixels: the decoded RGBA of every PNG is exactly
 the frame's (SHA-256 of it is the frame digest).
