@@ -68,8 +68,10 @@ def _levels(project: Path) -> None:
     start = time.perf_counter()
     size = sum(len(encode_png(rgba)) for rgba in frames)
     took = time.perf_counter() - start
-    print(f"  frames.png.encode_png (Sub filter, ISA-L level 1): {took:6.2f} s  "
-          f"{size / 1e6:7.1f} MB")
+    from nanoframes.frames import png
+
+    print(f"  frames.png.encode_png (Sub filter, {png.ENCODER} level {png.LEVEL}): "
+          f"{took:6.2f} s  {size / 1e6:7.1f} MB")
 
 
 def main() -> int:
