@@ -201,3 +201,37 @@ def test_with_two_jobs_this_process_and_a_worker_share_the_film(
     assert last.exists() and 0 < len(drawn_here) < len(set(expected))
     assert decoded_digests(tmp_path) == expected
     assert not [p for p in tmp_path.iterdir() if ".tmp" in p.name]  # no temp left
+
+
+def test_workers_hand_back_what_they_stored_as_they_go(
+        comp: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A worker's task ends after _TASK_S (here: after every frame), so what it
+    # kept in the frame cache comes back to the command during the render (an
+    # interrupted render keeps it), not only at the end.
+    from nanoframes.determinism.cache import FilmFrames
+
+    monkeypatch.setattr(output, "_TASK_S", 0.0)
+    handed_back: list[int] = []
+    add = FilmFrames.add
+    monkeypatch.setattr(FilmFrames, "add",
+                        lambda self, taken: (handed_back.append(len(taken)), add(self, taken)))
+    expected = Film.open(comp, comp.parent).digests()
+    film = Film.open(comp, comp.parent)
+    files = [(i, tmp_path / "out" / f"{i:05d}.png") for i in range(len(expected))]
+    (tmp_path / "out").mkdir()
+    second_last = files[-2][1]
+    raster = film.raster
+
+    def after_two_of_the_workers(doc: bytes):  # the worker draws from the back
+        for _ in range(3000):
+            if second_last.exists():
+                break
+            threading.Event().wait(0.01)
+        return raster(doc)
+
+    monkeypatch.setattr(film, "raster", after_two_of_the_workers)
+    cache = FrameCache()
+    assert sum(cached_pngs(film, files, jobs=2, cache=cache)) == len(files)
+    assert handed_back.count(1) >= 2 and set(handed_back) <= {0, 1}
+    assert cache.written == len(files)
+    assert decoded_digests(tmp_path / "out") == expected

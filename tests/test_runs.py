@@ -1,54 +1,81 @@
-"""``frames.runs.TwoEnded``: frames shared between this process (from the front)
-and its workers (runs from the back), each handed out exactly once."""
+"""``frames.runs.SharedEnds``: a film's frames shared between this process (from
+the front) and its workers (from the back), each handed out exactly once."""
 
 from __future__ import annotations
 
+import multiprocessing
 import threading
 
-from nanoframes.frames.runs import MAX_RUN, TwoEnded
+import pytest
+
+from nanoframes.frames.runs import SharedEnds
 
 
-def test_runs_from_the_back_shrink_with_what_is_left_and_meet_the_front() -> None:
-    shared = TwoEnded(range(100), processes=2)
-    first = shared.take_back()
-    assert first == list(range(88, 100))  # an eighth of what is left (2 processes)
-    front = shared.front()
-    assert [next(front) for _ in range(10)] == list(range(10))
-    sizes = []
-    while run := shared.take_back():
-        assert run == sorted(run) and len(run) <= MAX_RUN
-        sizes.append(len(run))
-    assert sizes == sorted(sizes, reverse=True) and sizes[-1] == 1
-    assert list(front) == []  # the back took everything after the front
+def ends(front: int, back: int) -> SharedEnds:
+    shared = SharedEnds(multiprocessing.get_context("spawn"))
+    shared.start(front, back)
+    return shared
 
 
-def test_a_long_film_is_taken_in_runs_of_at_most_max_run() -> None:
-    shared = TwoEnded(range(10_000), processes=2)
-    assert len(shared.take_back()) == MAX_RUN
+def test_the_front_goes_forwards_the_back_backwards_and_they_meet() -> None:
+    shared = ends(0, 10)
+    assert [shared.take_front() for _ in range(3)] == [0, 1, 2]
+    assert [shared.take_back() for _ in range(3)] == [9, 8, 7]
+    rest = list(iter(shared.take_front, None))
+    assert rest == [3, 4, 5, 6]
+    assert shared.take_back() is None and shared.take_front() is None
+
+
+def test_start_leaves_what_this_process_took_before_the_pool_was_up() -> None:
+    shared = ends(4, 6)  # frames 0-3 were taken before the workers could start
+    assert shared.take_back() == 5 and shared.take_front() == 4
+    assert shared.take_back() is None
 
 
 def test_close_stops_both_ends() -> None:
-    shared = TwoEnded(range(10), processes=2)
-    front = shared.front()
-    assert next(front) == 0
+    shared = ends(0, 10)
+    assert shared.take_front() == 0
     shared.close()
-    assert list(front) == [] and shared.take_back() == []
+    assert shared.take_front() is None and shared.take_back() is None
 
 
-def test_every_item_is_handed_out_once_with_both_ends_taking_at_once() -> None:
-    shared = TwoEnded(range(20_000), processes=3)
+def test_workers_count_what_they_wrote_from_the_start() -> None:
+    shared = ends(0, 10)
+    for _ in range(3):
+        shared.wrote()
+    assert shared.written() == 3
+    shared.start(0, 5)
+    assert shared.written() == 0
+
+
+def test_every_frame_is_handed_out_once_with_both_ends_taking_at_once() -> None:
+    shared = ends(0, 20_000)
     taken: list[list[int]] = [[], [], []]
 
     def back(out: list[int]) -> None:
-        while run := shared.take_back():
-            out.extend(run)
+        out.extend(iter(shared.take_back, None))
 
     threads = [threading.Thread(target=back, args=(taken[k],)) for k in (1, 2)]
     for t in threads:
         t.start()
-    taken[0].extend(shared.front())
+    taken[0].extend(iter(shared.take_front, None))
     for t in threads:
         t.join()
-    everything = sorted(taken[0] + taken[1] + taken[2])
-    assert everything == list(range(20_000))
+    assert sorted(taken[0] + taken[1] + taken[2]) == list(range(20_000))
     assert taken[0] == sorted(taken[0])  # the front goes forwards
+    assert all(t == sorted(t, reverse=True) for t in taken[1:])  # the back, backwards
+
+
+def test_a_lock_left_held_by_a_dead_worker_is_an_error_not_a_hang(monkeypatch) -> None:
+    from concurrent.futures.process import BrokenProcessPool
+
+    from nanoframes.frames import runs
+
+    monkeypatch.setattr(runs, "STUCK_S", 0.2)
+    shared = ends(0, 10)
+    held = threading.Thread(target=shared._cells.get_lock().acquire)  # never released
+    held.start()
+    held.join()
+    with pytest.raises(BrokenProcessPool, match="stopped while taking a frame"):
+        shared.take_front()
+    shared.close()  # best effort: returns

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Future
 from fractions import Fraction
 from pathlib import Path
-from queue import SimpleQueue
+from queue import Empty, SimpleQueue
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol
 
 from ..errors import NanoframesError
@@ -29,6 +29,8 @@ from .workers import shut_down
 
 if TYPE_CHECKING:  # imported where frames are drawn: a warm render copies PNGs
     import numpy as np
+
+    from .runs import SharedEnds
 
 _RECENT = 8  # encoded frames kept for held frames, per process
 
@@ -104,14 +106,38 @@ def write_run(film: Any, targets: Iterable[Target], store: PngStore | None = Non
         yield index
 
 
+# A worker's task ends after about this long (or when no frame is left), so what
+# it stored in the frame cache comes back to the command while it runs: an
+# interrupted render keeps it. Handing a worker its next task costs about 0.5 ms.
+_TASK_S = 1.0
+
+
 def _png_task(path: str, root: str | None, dedup: bool, scale: float, targets: list[Target],
-              store: PngStore | None) -> tuple[int, Any]:
-    """(in a worker) Write a run of frames; (how many, what the store was given)."""
+              store: PngStore | None, seconds: float) -> tuple[bool, Any]:
+    """(in a worker) Write frames taken from the back of ``targets``, at least one,
+    for about ``seconds``; (whether any may be left, what the store was given)."""
+    import time
+
+    from . import workers
     from .film import _worker_film
 
+    ends = workers.shared_ends
+    assert ends is not None, "a worker of a WorkerPool"
     film = _worker_film(path, root, dedup, scale)
-    written = sum(1 for _ in write_run(film, targets, store))
-    return written, store.taken() if store is not None else None
+    until = time.monotonic() + seconds
+    left = True
+
+    def taken() -> Iterator[Target]:
+        nonlocal left
+        while (i := ends.take_back()) is not None:
+            yield targets[i]
+            if time.monotonic() >= until:
+                return
+        left = False
+
+    for _ in write_run(film, taken(), store):
+        ends.wrote()
+    return left, store.taken() if store is not None else None
 
 
 def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
@@ -122,8 +148,8 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
 
     With ``jobs`` > 1 this process is one of the ``jobs`` drawing processes: it
     draws from the front of the film at once, while ``jobs - 1`` workers boot and
-    then take runs from the back (``runs.py``). Whoever draws a frame encodes and
-    writes it; only counts come back. ``booting``: the caller's pool of
+    then take frames from the back (``runs.py``). Whoever draws a frame encodes
+    and writes it; only counts come back. ``booting``: the caller's pool of
     ``jobs - 1`` workers for this film (``film.pool_for``), shut down here.
     """
     if jobs <= 1 or len(targets) < 2:
@@ -132,53 +158,106 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
         for _ in write_run(film, targets, store):
             yield 1
         return
-    from .film import pool_for, task_args
-    from .runs import TwoEnded
+    from .film import pool_for
 
-    shared: TwoEnded[Target] = TwoEnded(targets, jobs)
     booting = booting if booting is not None else pool_for(film, jobs - 1)
-    args = task_args(film)
-    reports: SimpleQueue = SimpleQueue()  # from the feeders: a count, an error, or None (done)
-
-    def feed() -> None:
-        """(one thread per worker) Hand the worker a run, wait for it, the next run."""
-        try:
-            pool = booting.result()
-            while run := shared.take_back():
-                written, taken = pool.submit(_png_task, *args, run, store).result()
-                if store is not None:
-                    store.add(taken)
-                reports.put(written)
-        except BaseException as exc:  # noqa: BLE001 - raised again by the drawing thread
-            shared.close()
-            reports.put(exc)
-        reports.put(None)
-
-    feeders = [threading.Thread(target=feed, name="nanoframes-feeder", daemon=True)
-               for _ in range(jobs - 1)]
-    for feeder in feeders:
-        feeder.start()
-    running = len(feeders)
-
-    def counts(block: bool) -> Iterator[int]:
-        nonlocal running
-        while running and (block or not reports.empty()):
-            report = reports.get()
-            if report is None:
-                running -= 1
-            elif isinstance(report, BaseException):
-                raise report
-            else:
-                yield report
-
+    shared = _Shared(film, targets, jobs - 1, store, booting)
     try:
-        for _ in write_run(film, shared.front(), store):
+        for _ in write_run(film, (targets[i] for i in iter(shared.take_front, None)), store):
             yield 1
-            yield from counts(block=False)
-        yield from counts(block=True)
+            if workers_wrote := shared.workers_wrote(wait=False):
+                yield workers_wrote
+        while shared.feeding:  # nothing left at the front: the workers' last frames
+            if workers_wrote := shared.workers_wrote(wait=True):
+                yield workers_wrote
     finally:
         shared.close()
         shut_down(booting)
+
+
+class _Shared:
+    """(write_pngs) A film's frames shared with a pool of workers that may still be
+    booting: until it is up, this process counts the frames it takes itself. Once
+    it is up, one thread per worker hands it tasks until no frame is left."""
+
+    def __init__(self, film: Any, targets: Sequence[Target], workers: int,
+                 store: PngStore | None, booting: Future) -> None:
+        self.film, self.targets, self.workers, self.store = film, targets, workers, store
+        self.ends: SharedEnds | None = None  # once the pool is up
+        self.front = 0  # until then: the next frame this process takes
+        self.feeding = 0  # threads handing workers tasks
+        self._reports: SimpleQueue = SimpleQueue()  # from them: an error, or None (done)
+        self._counted = 0  # frames written by workers, yielded
+        self._closed = False
+        self._lock = threading.Lock()  # the switch from counting here to ``ends``
+        # in the thread that starts the pool, or here and now if it is up (forked)
+        booting.add_done_callback(self._start_workers)
+
+    def take_front(self) -> int | None:
+        with self._lock:
+            if self.ends is not None:
+                return self.ends.take_front()
+            if self.front >= len(self.targets):
+                return None
+            self.front += 1
+            return self.front - 1
+
+    def _start_workers(self, booting: Future) -> None:
+        with self._lock:
+            if self._closed or self.front >= len(self.targets):
+                return  # nothing left for them
+            self.feeding = self.workers
+            if booting.exception() is not None:  # raised by the drawing thread
+                self.feeding = 1
+                self._reports.put(booting.exception())
+                return
+            pool = booting.result()
+            self.ends = pool.ends
+            self.ends.start(self.front, len(self.targets))
+        for _ in range(self.workers):
+            threading.Thread(target=self._feed, args=(pool,), name="nanoframes-feeder",
+                             daemon=True).start()
+
+    def _feed(self, pool: Any) -> None:
+        """(a thread per worker) A task, what it stored, the next task."""
+        from .film import task_args
+
+        args = (*task_args(self.film), list(self.targets), self.store, _TASK_S)
+        try:
+            more = True
+            while more:
+                more, taken = pool.submit(_png_task, *args).result()
+                if self.store is not None:
+                    self.store.add(taken)
+        except BaseException as exc:  # noqa: BLE001 - raised again by the drawing thread
+            self.close()
+            self._reports.put(exc)
+        self._reports.put(None)
+
+    def workers_wrote(self, wait: bool) -> int:
+        """Frames the workers wrote since the last call; ``wait``: until a feeding
+        thread ends, or a tenth of a second. Raises a worker's error."""
+        while self.feeding and (wait or not self._reports.empty()):
+            try:
+                report = self._reports.get(timeout=0.1)
+            except Empty:
+                break
+            if report is None:
+                self.feeding -= 1
+            else:
+                raise report
+            wait = False
+        if self.ends is None:
+            return 0
+        now = self.ends.written()
+        new, self._counted = now - self._counted, now
+        return new
+
+    def close(self) -> None:
+        with self._lock:
+            self._closed = True
+            if self.ends is not None:
+                self.ends.close()
 
 
 def over_black(frame: np.ndarray) -> np.ndarray:

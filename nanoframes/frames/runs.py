@@ -1,58 +1,91 @@
-"""Frames shared out between this process and its workers, from two ends.
+"""Frames shared out between this process and its workers, from two ends, one at a time.
 
-This process draws frames one at a time from the front; each worker takes a
-run from the back. Runs shrink as frames run out (a share of what is left,
-guided self-scheduling), so every process finishes at about the same time
-without knowing in advance how fast the others are or when they booted. The
-share is small (an eighth of what is left with one worker): a film's frames
-cost from 1 ms (held) to 30 ms (1080p) each, and a worker's last run is what the
-others may wait for at the end, while handing it a run costs about 0.5 ms. A
-worker's runs follow one another backwards and this process's frames
-forwards, so a held frame is drawn again at most once, where the two meet.
+This process draws frames from the front of the film; each worker takes frames
+from the back. Where each end stands lives in a few integers of shared memory
+with a lock (``SharedEnds``), made with the worker pool and handed to each
+worker as it starts (``workers.py``). Taking the next frame is a lock and two
+integers, so no process waits for a message between frames, and at the end no
+process waits for more than the one frame another is still drawing. (Runs of
+frames handed to a worker in messages cost about 0.5 ms of its time each, and
+its last run was what the others waited for: up to 39 ms at 1080p.)
+
+A worker's frames follow one another backwards and this process's forwards, so a
+held frame is drawn again at most once, where the two meet.
 """
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator, Sequence
-from typing import Generic, TypeVar
+from collections.abc import Iterator
+from concurrent.futures.process import BrokenProcessPool
+from contextlib import contextmanager
+from typing import Any
 
-T = TypeVar("T")
+_FRONT, _BACK, _WRITTEN = 0, 1, 2
 
-# The longest run a worker takes at once: short enough that its progress comes
-# back often, long enough that a task's own cost (a message each way) is noise.
-MAX_RUN = 32
+# The lock is held for a few integer operations. Still held after this long, it
+# was held by a worker that died (killed between taking and releasing it): the
+# pool is broken, and waiting longer would be a hang.
+STUCK_S = 10.0
 
 
-class TwoEnded(Generic[T]):
-    """Items taken from the front one by one, or from the back in runs (thread-safe)."""
+class SharedEnds:
+    """Positions ``0 .. n - 1`` of a film, each taken once: from the front (this
+    process) or from the back (workers); and how many frames the workers have
+    written. Made before the processes that share it start (pass it to them as
+    they start: a pool's initializer arguments); ``start`` sets the film."""
 
-    def __init__(self, items: Sequence[T], processes: int) -> None:
-        self._items = list(items)
-        self._front, self._back = 0, len(self._items)
-        self._share = 4 * max(1, processes)  # a run is at most 1/share of what is left
-        self._lock = threading.Lock()
+    def __init__(self, ctx: Any) -> None:
+        self._cells = ctx.Array("q", 3)  # front, back, written by workers; with its lock
 
-    def front(self) -> Iterator[T]:
-        """Items from the front until none is left (or ``close``)."""
-        while True:
-            with self._lock:
-                if self._front >= self._back:
-                    return
-                item = self._items[self._front]
-                self._front += 1
-            yield item
+    @contextmanager
+    def _locked(self, timeout: float | None = None) -> Iterator[None]:
+        lock = self._cells.get_lock()
+        if not lock.acquire(timeout=STUCK_S if timeout is None else timeout):
+            raise BrokenProcessPool("a worker process stopped while taking a frame")
+        try:
+            yield
+        finally:
+            lock.release()
 
-    def take_back(self) -> list[T]:
-        """The next run from the back, in order; empty once none is left."""
-        with self._lock:
-            left = self._back - self._front
-            size = min(MAX_RUN, max(1, left // self._share), max(left, 0))
-            run = self._items[self._back - size:self._back]
-            self._back -= size
-            return run
+    def start(self, front: int, back: int) -> None:
+        """Positions ``front .. back - 1`` are left to take (this process took
+        those before ``front`` itself); the workers have written none."""
+        with self._locked():
+            self._cells[_FRONT], self._cells[_BACK], self._cells[_WRITTEN] = front, back, 0
+
+    def take_front(self) -> int | None:
+        """The next position from the front; None once none is left."""
+        with self._locked():
+            front = self._cells[_FRONT]
+            if front >= self._cells[_BACK]:
+                return None
+            self._cells[_FRONT] = front + 1
+            return front
+
+    def take_back(self) -> int | None:
+        """The next position from the back; None once none is left."""
+        with self._locked():
+            back = self._cells[_BACK] - 1
+            if back < self._cells[_FRONT]:
+                return None
+            self._cells[_BACK] = back
+            return back
 
     def close(self) -> None:
-        """Nothing more is handed out, from either end."""
-        with self._lock:
-            self._back = self._front
+        """Nothing more is handed out, from either end (a process failed). Best
+        effort: a lock a dead worker holds stops the others anyway."""
+        try:
+            with self._locked(timeout=1.0):
+                self._cells[_BACK] = self._cells[_FRONT]
+        except BrokenProcessPool:
+            pass
+
+    def wrote(self) -> None:
+        """(a worker) One more frame written."""
+        with self._locked():
+            self._cells[_WRITTEN] += 1
+
+    def written(self) -> int:
+        """Frames the workers have written since ``start``."""
+        with self._locked():
+            return self._cells[_WRITTEN]

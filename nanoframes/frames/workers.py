@@ -30,6 +30,8 @@ import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
+from .runs import SharedEnds
+
 # Modules the forkserver imports once (no ThorVG engine exists there yet, so
 # forking it is safe); each worker then starts with the renderer imported.
 # forkserver_init first: workers start with SIGINT ignored.
@@ -39,6 +41,8 @@ PRELOAD = ["nanoframes.frames.forkserver_init", "nanoframes.frames.film",
 # Set in each worker by its initializer: whether it has a second CPU to itself
 # for the drawing and hashing threads of ``Film.digests``.
 threads_to_spare = False
+# Set in each worker by its initializer: its pool's ``WorkerPool.ends``.
+shared_ends: SharedEnds | None = None
 
 # jobs -> a pool being started on a thread (starting one waits for the
 # forkserver's imports, about 0.2 s, which the caller should not wait for)
@@ -93,21 +97,36 @@ def stop_spawning(wait: float = 1.5) -> None:
     _closed = True
 
 
+class WorkerPool(ProcessPoolExecutor):
+    """A pool of worker processes, and the ``SharedEnds`` each of them was started
+    with: how ``render -o DIR`` shares a film's frames with them (``runs.py``)."""
+
+    ends: SharedEnds
+
+
+def _pool(jobs: int, ctx, root: Path | None, spare: bool, forked: bool = False
+          ) -> WorkerPool:
+    ends = SharedEnds(ctx)  # before the workers: each is handed it as it starts
+    pool = WorkerPool(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
+                      initargs=(str(root) if root else None, spare, forked, ends))
+    pool.ends = ends
+    return pool
+
+
 def _new_pool(jobs: int, root: Path | None, pipeline: bool | None = None
-              ) -> ProcessPoolExecutor:
+              ) -> WorkerPool:
     with _SPAWNING:
         if _closed:
             raise RuntimeError("nanoframes is shutting down: no new worker processes")
         return _spawn_pool(jobs, root, pipeline)
 
 
-def _spawn_pool(jobs: int, root: Path | None, pipeline: bool | None) -> ProcessPoolExecutor:
+def _spawn_pool(jobs: int, root: Path | None, pipeline: bool | None) -> WorkerPool:
     ctx = pool_context()
     if ctx.get_start_method() == "forkserver":
         ctx.set_forkserver_preload(PRELOAD)
     spare = spare_threads(jobs) if pipeline is None else pipeline
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                               initargs=(str(root) if root else None, spare))
+    pool = _pool(jobs, ctx, root, spare)
     for _ in range(jobs):  # start every worker now, not at the first real task
         pool.submit(int)
     return pool
@@ -139,7 +158,7 @@ def can_fork() -> bool:
     return "libthorvg" not in maps and library not in maps  # the wheel's, or the chosen build
 
 
-def forked_pool(jobs: int, root: Path | None = None) -> ProcessPoolExecutor:
+def forked_pool(jobs: int, root: Path | None = None) -> WorkerPool:
     """A pool of ``jobs`` workers forked from this process now, which the caller
     has checked with ``can_fork``; every worker exists when this returns. The
     caller shuts the pool down."""
@@ -148,10 +167,8 @@ def forked_pool(jobs: int, root: Path | None = None) -> ProcessPoolExecutor:
             raise RuntimeError("nanoframes is shutting down: no new worker processes")
         before = signal.pthread_sigmask(signal.SIG_BLOCK, _STOP_SIGNALS)
         try:
-            pool = ProcessPoolExecutor(
-                max_workers=jobs, mp_context=multiprocessing.get_context("fork"),
-                initializer=_worker_init,
-                initargs=(str(root) if root else None, spare_threads(jobs), True))
+            pool = _pool(jobs, multiprocessing.get_context("fork"), root,
+                         spare_threads(jobs), forked=True)
             pool.submit(int)  # forks every worker, here, before the pool starts its threads
         finally:
             signal.pthread_sigmask(signal.SIG_SETMASK, before)
@@ -188,7 +205,7 @@ def booting_pool(jobs: int, root: Path | None = None) -> Future:
 
 
 def worker_pool(jobs: int, root: Path | None = None, pipeline: bool | None = None
-                ) -> ProcessPoolExecutor:
+                ) -> WorkerPool:
     """A pool of ``jobs`` worker processes, already starting (the prestarted one if any).
 
     ``root``, when known, is the project whose font book the workers load while
@@ -235,10 +252,11 @@ def stop_helpers() -> None:
                 pass
 
 
-def _worker_init(root: str | None, spare: bool, forked: bool = False) -> None:
+def _worker_init(root: str | None, spare: bool, forked: bool = False,
+                 ends: SharedEnds | None = None) -> None:
     # Workers inherit the parent's environment (thread count, locale); they must
     # not print progress or read stdin.
-    global threads_to_spare
+    global threads_to_spare, shared_ends
     # Ctrl-C reaches the whole process group: the command tears the pool down
     # (cli/interrupt.py); a worker must not print a KeyboardInterrupt traceback.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
@@ -247,7 +265,7 @@ def _worker_init(root: str | None, spare: bool, forked: bool = False) -> None:
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     die_with_parent()
     sys.stdin = open(os.devnull)  # noqa: SIM115
-    threads_to_spare = spare
+    threads_to_spare, shared_ends = spare, ends
     # Warm up what every first task needs, so no task pays for it: the engine
     # and canvas, and the project's font book (a scan of the font directories).
     from ..engine.raster import get_rasterizer
