@@ -114,8 +114,9 @@ _TASK_S = 1.0
 
 def _png_task(path: str, root: str | None, dedup: bool, scale: float, targets: list[Target],
               store: PngStore | None, seconds: float) -> tuple[bool, Any]:
-    """(in a worker) Write frames taken from the back of ``targets``, at least one,
-    for about ``seconds``; (whether any may be left, what the store was given)."""
+    """(in a worker) Write frames taken from the back of ``targets`` for about
+    ``seconds`` (at least one, if one is left); (whether any may be left, what
+    the store was given)."""
     import time
 
     from . import workers
