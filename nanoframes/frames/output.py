@@ -30,7 +30,7 @@ from .workers import shut_down
 if TYPE_CHECKING:  # imported where frames are drawn: a warm render copies PNGs
     import numpy as np
 
-    from .runs import SharedEnds
+    from .shared_ends import SharedEnds
 
 _RECENT = 8  # encoded frames kept for held frames, per process
 
@@ -149,7 +149,7 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
 
     With ``jobs`` > 1 this process is one of the ``jobs`` drawing processes: it
     draws from the front of the film at once, while ``jobs - 1`` workers boot and
-    then take frames from the back (``runs.py``). Whoever draws a frame encodes
+    then take frames from the back (``shared_ends.py``). Whoever draws a frame encodes
     and writes it; only counts come back. ``booting``: the caller's pool of
     ``jobs - 1`` workers for this film (``film.pool_for``), shut down here.
     """

@@ -30,7 +30,7 @@ import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
-from .runs import SharedEnds
+from .shared_ends import SharedEnds
 
 # Modules the forkserver imports once (no ThorVG engine exists there yet, so
 # forking it is safe); each worker then starts with the renderer imported.
@@ -99,7 +99,7 @@ def stop_spawning(wait: float = 1.5) -> None:
 
 class WorkerPool(ProcessPoolExecutor):
     """A pool of worker processes, and the ``SharedEnds`` each of them was started
-    with: how ``render -o DIR`` shares a film's frames with them (``runs.py``)."""
+    with: how ``render -o DIR`` shares a film's frames with them (``shared_ends.py``)."""
 
     ends: SharedEnds
 

@@ -1,4 +1,4 @@
-"""``frames.runs.SharedEnds``: a film's frames shared between this process (from
+"""``frames.shared_ends.SharedEnds``: a film's frames shared between this process (from
 the front) and its workers (from the back), each handed out exactly once."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import threading
 
 import pytest
 
-from nanoframes.frames.runs import SharedEnds
+from nanoframes.frames.shared_ends import SharedEnds
 
 
 def ends(front: int, back: int) -> SharedEnds:
@@ -69,9 +69,9 @@ def test_every_frame_is_handed_out_once_with_both_ends_taking_at_once() -> None:
 def test_a_lock_left_held_by_a_dead_worker_is_an_error_not_a_hang(monkeypatch) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
-    from nanoframes.frames import runs
+    from nanoframes.frames import shared_ends
 
-    monkeypatch.setattr(runs, "STUCK_S", 0.2)
+    monkeypatch.setattr(shared_ends, "STUCK_S", 0.2)
     shared = ends(0, 10)
     held = threading.Thread(target=shared._cells.get_lock().acquire)  # never released
     held.start()
