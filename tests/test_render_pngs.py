@@ -235,3 +235,15 @@ def test_workers_hand_back_what_they_stored_as_they_go(
     assert handed_back.count(1) >= 2 and set(handed_back) <= {0, 1}
     assert cache.written == len(files)
     assert decoded_digests(tmp_path / "out") == expected
+
+
+def test_a_pool_that_failed_to_start_is_the_renders_one_error(comp: Path, tmp_path: Path) -> None:
+    from concurrent.futures import Future
+
+    film = Film.open(comp, comp.parent)
+    targets = [(i, str(tmp_path / f"{i:05d}.png")) for i in range(film.comp.frame_count)]
+    failed: Future = Future()
+    failed.set_exception(RuntimeError("no worker could start"))
+    with pytest.raises(RuntimeError, match="no worker could start"):
+        sum(output.write_pngs(film, targets, jobs=2, booting=failed))
+    assert len(list(tmp_path.glob("*.png"))) < len(targets)  # it stopped at once

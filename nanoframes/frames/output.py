@@ -207,14 +207,14 @@ class _Shared:
         with self._lock:
             if self._closed or self.front >= len(self.targets):
                 return  # nothing left for them
-            self.feeding = self.workers
-            if booting.exception() is not None:  # raised by the drawing thread
-                self.feeding = 1
-                self._reports.put(booting.exception())
+            try:
+                pool = booting.result()  # a pool that failed to start raises here
+                pool.ends.start(self.front, len(self.targets))
+            except BaseException as exc:  # noqa: BLE001 - raised by the drawing thread
+                self.feeding = 1  # (a callback's own error would only be logged)
+                self._reports.put(exc)
                 return
-            pool = booting.result()
-            self.ends = pool.ends
-            self.ends.start(self.front, len(self.targets))
+            self.ends, self.feeding = pool.ends, self.workers
         for _ in range(self.workers):
             threading.Thread(target=self._feed, args=(pool,), name="nanoframes-feeder",
                              daemon=True).start()
