@@ -6,8 +6,6 @@ from __future__ import annotations
 import multiprocessing
 import threading
 
-import pytest
-
 from nanoframes.frames.shared_ends import SharedEnds
 
 
@@ -66,16 +64,38 @@ def test_every_frame_is_handed_out_once_with_both_ends_taking_at_once() -> None:
     assert all(t == sorted(t, reverse=True) for t in taken[1:])  # the back, backwards
 
 
+def _take_the_lock_and_die(shared: SharedEnds) -> None:
+    """(in a child process) Killed between taking the lock and releasing it."""
+    import os
+
+    shared._cells.get_lock().acquire()
+    os._exit(1)
+
+
 def test_a_lock_left_held_by_a_dead_worker_is_an_error_not_a_hang(monkeypatch) -> None:
     from concurrent.futures.process import BrokenProcessPool
 
     from nanoframes.frames import shared_ends
 
     monkeypatch.setattr(shared_ends, "STUCK_S", 0.2)
-    shared = ends(0, 10)
-    held = threading.Thread(target=shared._cells.get_lock().acquire)  # never released
-    held.start()
-    held.join()
-    with pytest.raises(BrokenProcessPool, match="stopped while taking a frame"):
-        shared.take_front()
+    ctx = multiprocessing.get_context("spawn")
+    shared = SharedEnds(ctx)
+    shared.start(0, 10)
+    dead = ctx.Process(target=_take_the_lock_and_die, args=(shared,))
+    dead.start()
+    dead.join(60)
+    assert dead.exitcode == 1
+    outcome: list[BaseException | int | None] = []
+
+    def take() -> None:
+        try:
+            outcome.append(shared.take_front())
+        except BaseException as exc:  # noqa: BLE001 - the outcome under test
+            outcome.append(exc)
+
+    taker = threading.Thread(target=take, daemon=True)
+    taker.start()
+    taker.join(30)  # a guard that no longer times out fails here, not by hanging
+    assert len(outcome) == 1 and isinstance(outcome[0], BrokenProcessPool)
+    assert "stopped while taking a frame" in str(outcome[0])
     shared.close()  # best effort: returns
