@@ -34,6 +34,16 @@ comes from the CPU time of every process of each run: what the processes of
 ``-j N`` do in all, spread perfectly over N idle CPUs, is the "on idle CPUs"
 figure.
 
+The machine's own figure, in every round just after its pair: N separate
+``-j 1 --no-cache`` renders started together, into N directories, with none
+of nanoframes' parallel code (no pool, nothing shared). N times one render's
+time over the time they take together is how much work N busy processes get
+through here; it is N only where busy CPUs do not slow each other. On this
+project's 2-vCPU VM it moves between about 1.75 and 2.0 from one minute to the
+next, and each round's -j 2 figure moves with it (printed side by side, and
+as the median of their quotients: how much of what the machine gives N busy
+processes ``-j N`` turns into speed).
+
 It also prints the encoder table the PNG writer was chosen from (a few frames
 of the same film): Pillow's levels against filter "Sub" + deflate by zlib at
 level 1 and by ISA-L at levels 1 and 0 (``nanoframes/frames/png.py`` says why
@@ -83,10 +93,14 @@ def _children_cpu() -> float:
 CPU: dict[tuple[int, str], float] = {}  # (jobs, kind) -> least CPU seconds seen
 
 
+def _render_args(film: Path, out: Path, jobs: int) -> list[str]:
+    return [sys.executable, "-m", "nanoframes", "render", str(film), "-o", str(out),
+            "-j", str(jobs)]
+
+
 def render(film: Path, out: Path, jobs: int, cache: Path | None, kind: str = "") -> float:
     env = dict(os.environ)
-    args = [sys.executable, "-m", "nanoframes", "render", str(film), "-o", str(out),
-            "-j", str(jobs)]
+    args = _render_args(film, out, jobs)
     if cache is None:
         args.append("--no-cache")
     else:
@@ -97,6 +111,23 @@ def render(film: Path, out: Path, jobs: int, cache: Path | None, kind: str = "")
     took = time.perf_counter() - start
     used = _children_cpu() - cpu
     CPU[jobs, kind] = min(CPU.get((jobs, kind), float("inf")), used)
+    return took
+
+
+def at_once(film: Path, tmp: Path, count: int) -> float:
+    """Seconds for ``count`` separate ``-j 1 --no-cache`` renders started together
+    (each into its own directory): what this machine gives ``count`` busy
+    processes, with no pool, no sharing and nothing of nanoframes' parallel code."""
+    outs = [tmp / f"out-at-once-{k}" for k in range(count)]
+    for out in outs:
+        shutil.rmtree(out, ignore_errors=True)
+    start = time.perf_counter()
+    procs = [subprocess.Popen([*_render_args(film, out, 1), "--no-cache"],
+                              stdout=subprocess.DEVNULL, cwd=film.parent) for out in outs]
+    codes = [proc.wait() for proc in procs]
+    took = time.perf_counter() - start
+    if any(codes):
+        raise SystemExit(f"a render run at once failed: exit codes {codes}")
     return took
 
 
@@ -189,11 +220,13 @@ def main() -> int:
         render(film, out, 1, None)  # warm the page cache and the font book's files
         serial = workers = cold = warm = before_first = float("inf")
         rounds: list[float] = []  # each round's -j 1 against its own -j N
+        machine: list[float] = []  # each round's N renders at once against its -j 1
         for n in range(args.repeat):
             one = render(film, out, 1, None, "none")
             many = render(film, out, args.jobs, None, "none")  # just after: a pair
             serial, workers = min(serial, one), min(workers, many)
             rounds.append(one / many)
+            machine.append(args.jobs * one / at_once(film, tmp, args.jobs))
             before_first = min(before_first, first_frame(film, out)[0])
             cache = tmp / f"cache-{n}"
             cold = min(cold, render(film, out, args.jobs, cache, "cold"))
@@ -216,11 +249,20 @@ def main() -> int:
               f"in {drawing:.2f} s more (R)")
         print(f"  ceiling for -j {j}: (S + R) / (S + R/{j}) = "
               f"{serial / (before_first + drawing / j):.2f}x")
+        # the machine's own figure, with none of nanoframes' parallel code: what N
+        # busy processes get through here, in -j 1 renders per -j 1 render time
+        print(f"  this machine: {j} separate -j 1 renders started together did "
+              f"{statistics.median(machine):.2f}x the work of one in the same time "
+              f"(median; {j:.2f}x where busy CPUs do not slow each other)")
         paired = statistics.median(rounds)
         print(f"workers:    -j {args.jobs} is {paired:.2f}x faster than -j 1, the median of "
               f"each round's pair (target >= 1.8x: {_held(paired >= 1.8)})")
-        print("            the rounds: " + ", ".join(f"{r:.2f}" for r in rounds)
+        print(f"            the rounds, -j {j} against -j 1 (the machine's {j} at once): "
+              + ", ".join(f"{r:.2f} ({m:.2f})" for r, m in zip(rounds, machine))
               + f"; best -j 1 against best -j {j}: {serial / workers:.2f}x")
+        share = statistics.median(r / m for r, m in zip(rounds, machine))
+        print(f"            -j {j} against what the machine gave {j} separate renders in the "
+              f"same round: {share:.2f} (median of the rounds' quotients)")
         print(f"cold cache: {cold / workers:.2f} x --no-cache "
               f"(target <= 1.15: {_held(cold / workers <= 1.15)})")
         print(f"warm cache: {cold / warm:.2f}x faster than cold "
