@@ -40,9 +40,9 @@ of nanoframes' parallel code (no pool, nothing shared). N times one render's
 time over the time they take together is how much work N busy processes get
 through here; it is N only where busy CPUs do not slow each other. On this
 project's 2-vCPU VM it moved between 1.73 and 2.10 from one minute to the
-next (37 rounds), and each round's -j 2 figure moved with it: printed side by
+next (42 rounds), and each round's -j 2 figure moved with it: printed side by
 side, and as the median of their quotients, how much of what the machine gives
-N busy processes ``-j N`` turns into speed (0.97-1.01 in eight runs there).
+N busy processes ``-j N`` turns into speed (0.95-1.01 in nine runs there).
 
 It also prints the encoder table the PNG writer was chosen from (a few frames
 of the same film): Pillow's levels against filter "Sub" + deflate by zlib at
