@@ -9,8 +9,10 @@ process waits for more than the one frame another is still drawing. (Runs of
 frames handed to a worker in messages cost about 0.5 ms of its time each, and
 its last run was what the others waited for: up to 39 ms at 1080p.)
 
-A worker's frames follow one another backwards and this process's forwards, so a
-held frame is drawn again at most once, where the two meet.
+This process's frames follow one another forwards. With one worker, its frames
+follow one another backwards, so a held frame is drawn again at most once,
+where the two meet; with more, the workers' frames interleave at the back, and
+each worker draws a held frame there once itself before it repeats it.
 """
 
 from __future__ import annotations
