@@ -4,7 +4,10 @@ the front) and its workers (from the back), each handed out exactly once."""
 from __future__ import annotations
 
 import multiprocessing
+import sys
 import threading
+
+import pytest
 
 from nanoframes.frames.shared_ends import SharedEnds
 
@@ -78,6 +81,7 @@ def test_a_lock_left_held_by_a_dead_worker_is_an_error_not_a_hang(monkeypatch) -
     from nanoframes.frames import shared_ends
 
     monkeypatch.setattr(shared_ends, "STUCK_S", 0.2)
+    monkeypatch.setattr(shared_ends, "AGAIN_S", 0.2)
     ctx = multiprocessing.get_context("spawn")
     shared = SharedEnds(ctx)
     shared.start(0, 10)
@@ -99,3 +103,67 @@ def test_a_lock_left_held_by_a_dead_worker_is_an_error_not_a_hang(monkeypatch) -
     assert len(outcome) == 1 and isinstance(outcome[0], BrokenProcessPool)
     assert "stopped while taking a frame" in str(outcome[0])
     shared.close()  # best effort: returns
+
+
+def _take_the_lock_and_stop(shared: SharedEnds, holding) -> None:
+    """(in a child process) Stopped (SIGSTOP) while it holds the lock; lets go as
+    soon as it is continued."""
+    import os
+    import signal
+
+    with shared._cells.get_lock():
+        holding.set()
+        os.kill(os.getpid(), signal.SIGSTOP)
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_a_worker_stopped_with_the_lock_past_the_deadline_is_waited_for(monkeypatch) -> None:
+    """Ctrl-Z stops the command and its workers together; continued later than
+    STUCK_S, the command's wait ends with its deadline past just before the
+    worker lets go. That is a frame to take, not a dead worker."""
+    import os
+    import signal
+    import time
+
+    from nanoframes.frames import shared_ends
+
+    monkeypatch.setattr(shared_ends, "STUCK_S", 0.2)
+    ctx = multiprocessing.get_context("spawn")
+    shared = SharedEnds(ctx)
+    shared.start(0, 10)
+    holding = ctx.Event()
+    holder = ctx.Process(target=_take_the_lock_and_stop, args=(shared, holding))
+    holder.start()
+    try:
+        assert holding.wait(60)
+        _wait_until_stopped(holder.pid)
+        outcome: list[BaseException | int | None] = []
+
+        def take() -> None:
+            try:
+                outcome.append(shared.take_front())
+            except BaseException as exc:  # noqa: BLE001 - the outcome under test
+                outcome.append(exc)
+
+        taker = threading.Thread(target=take, daemon=True)
+        taker.start()
+        time.sleep(0.4)  # past STUCK_S: the first wait has ended
+        os.kill(holder.pid, signal.SIGCONT)
+        taker.join(30)
+        assert outcome == [0]
+    finally:
+        os.kill(holder.pid, signal.SIGCONT)
+        holder.join(60)
+    assert holder.exitcode == 0
+
+
+def _wait_until_stopped(pid: int) -> None:
+    import time
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        with open(f"/proc/{pid}/stat") as fh:
+            if fh.read().rsplit(")", 1)[1].split()[0] == "T":
+                return
+        time.sleep(0.01)
+    raise AssertionError("the holder never stopped")

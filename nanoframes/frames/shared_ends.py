@@ -24,10 +24,14 @@ from typing import Any
 
 _FRONT, _BACK, _WRITTEN = 0, 1, 2
 
-# The lock is held for a few integer operations. Still held after this long, it
-# was held by a worker that died (killed between taking and releasing it): the
-# pool is broken, and waiting longer would be a hang.
+# The lock is held for a few integer operations. Still held after this long, and
+# still held a moment later (AGAIN_S), it was held by a worker that died (killed
+# between taking and releasing it): the pool is broken, and waiting longer would
+# be a hang. The second wait is for a command stopped (Ctrl-Z) while a worker
+# held the lock and continued (fg) after STUCK_S: its wait ends as it continues,
+# its deadline long past, just before the worker lets go.
 STUCK_S = 10.0
+AGAIN_S = 1.0
 
 
 class SharedEnds:
@@ -42,7 +46,8 @@ class SharedEnds:
     @contextmanager
     def _locked(self, timeout: float | None = None) -> Iterator[None]:
         lock = self._cells.get_lock()
-        if not lock.acquire(timeout=STUCK_S if timeout is None else timeout):
+        if not lock.acquire(timeout=STUCK_S if timeout is None else timeout) \
+                and not lock.acquire(timeout=AGAIN_S):
             raise BrokenProcessPool("a worker process stopped while taking a frame")
         try:
             yield
