@@ -67,6 +67,23 @@ def test_every_frame_is_handed_out_once_with_both_ends_taking_at_once() -> None:
     assert all(t == sorted(t, reverse=True) for t in taken[1:])  # the back, backwards
 
 
+def _take_front_on_a_thread(shared: SharedEnds
+                            ) -> tuple[threading.Thread, list[BaseException | int | None]]:
+    """A thread taking the next frame from the front; its outcome (the frame or the
+    error) lands in the list."""
+    outcome: list[BaseException | int | None] = []
+
+    def take() -> None:
+        try:
+            outcome.append(shared.take_front())
+        except BaseException as exc:  # noqa: BLE001 - the outcome under test
+            outcome.append(exc)
+
+    taker = threading.Thread(target=take, daemon=True)
+    taker.start()
+    return taker, outcome
+
+
 def _take_the_lock_and_die(shared: SharedEnds) -> None:
     """(in a child process) Killed between taking the lock and releasing it."""
     import os
@@ -89,16 +106,7 @@ def test_a_lock_left_held_by_a_dead_worker_is_an_error_not_a_hang(monkeypatch) -
     dead.start()
     dead.join(60)
     assert dead.exitcode == 1
-    outcome: list[BaseException | int | None] = []
-
-    def take() -> None:
-        try:
-            outcome.append(shared.take_front())
-        except BaseException as exc:  # noqa: BLE001 - the outcome under test
-            outcome.append(exc)
-
-    taker = threading.Thread(target=take, daemon=True)
-    taker.start()
+    taker, outcome = _take_front_on_a_thread(shared)
     taker.join(30)  # a guard that no longer times out fails here, not by hanging
     assert len(outcome) == 1 and isinstance(outcome[0], BrokenProcessPool)
     assert "stopped while taking a frame" in str(outcome[0])
@@ -137,16 +145,7 @@ def test_a_worker_stopped_with_the_lock_past_the_deadline_is_waited_for(monkeypa
     try:
         assert holding.wait(60)
         _wait_until_stopped(holder.pid)
-        outcome: list[BaseException | int | None] = []
-
-        def take() -> None:
-            try:
-                outcome.append(shared.take_front())
-            except BaseException as exc:  # noqa: BLE001 - the outcome under test
-                outcome.append(exc)
-
-        taker = threading.Thread(target=take, daemon=True)
-        taker.start()
+        taker, outcome = _take_front_on_a_thread(shared)
         time.sleep(0.4)  # past STUCK_S: the first wait has ended
         os.kill(holder.pid, signal.SIGCONT)
         taker.join(30)
