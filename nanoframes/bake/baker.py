@@ -141,6 +141,22 @@ class Baker:
                     seen.setdefault(face.name, face)
         return [seen[k] for k in sorted(seen)]
 
+    def inputs(self) -> tuple[tuple[str, str, str], ...]:
+        """The files this film is drawn from, as this process read them: ``(kind,
+        file, SHA-256)`` for the composition and each nested one (``source``), each
+        image and clip (``media``) and each face (``font``), sorted. Another process
+        that parsed the same files gets the same tuple only from the same versions."""
+        from ..text.fonts import face_digest
+
+        items = {("source", str(self.comp.path), self.comp.sha256)}
+        for image in self.images.values():
+            if isinstance(image, NestedImage):  # its source, images and faces
+                items.update(image.baker.inputs())
+            else:
+                items.add(("media", str(image.path), image.sha256))
+        items.update(("font", str(face.path), face_digest(face)) for face in self.faces())
+        return tuple(sorted(items))
+
     def document(self, index: int | None = None, t: float | None = None) -> bytes:
         """The rendered document for frame ``index`` (or the instant ``t``).
 

@@ -522,6 +522,7 @@ def film_identity(film) -> dict[str, str]:
     with frames to draw are forked after the lookups (see ``cached_pngs``)."""
     from .reading import composition_identity
 
+    film.inputs()  # first: the key is of these versions (what is drawn is checked on them)
     return composition_identity(film.comp, film.baker, load_engine=False).as_dict()
 
 

@@ -16,7 +16,7 @@ from ..bake.baker import Baker
 from ..config import Config, find_project_root, load_config, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT, film_digest
-from ..frames.film import Film, film_digests
+from ..frames.film import Film, checked, film_digests
 from ..frames.store import Store
 from ..model.composition import Composition
 from ..model.numbers import evenly_spaced
@@ -137,6 +137,9 @@ class PendingReading:
     indices: tuple[int, ...]
     composition_id: str
     video: bool = False  # the film draws a clip: the decoder is in its toolchain
+    # the files as read for the identity (Film.inputs): what workers must have drawn
+    inputs: tuple = ()
+    path: Path | None = None  # the composition's
     _film: Film | None = None       # drawn here on result(), when there is no pool
     _futures: list[Future] = field(default_factory=list)
 
@@ -149,7 +152,8 @@ class PendingReading:
         if self._film is not None:
             digests = tuple(film_digests(self._film, self.indices))
         else:
-            digests = tuple(d for f in self._futures for d in f.result())
+            digests = tuple(d for f in self._futures
+                            for d in checked(self.inputs, f.result(), self.path))
         return Reading(
             key=self.key,
             identity=self.identity.as_dict(),
@@ -181,6 +185,7 @@ def start_reading(path: str | Path, *, config: Config | None = None,
     film.store = Store(store) if store is not None else None  # recording keeps its frames
     comp = film.comp
     indices = frames_to_read(comp, samples)
+    inputs = film.inputs()  # first: the identity is of these versions
     return PendingReading(
         key=relative_key(path, config.root),
         identity=composition_identity(comp, film.baker),
@@ -188,6 +193,8 @@ def start_reading(path: str | Path, *, config: Config | None = None,
         indices=tuple(indices),
         composition_id=comp.id,
         video=film.baker.uses_video(),
+        inputs=inputs,
+        path=comp.path,
         _film=film,
     )
 
@@ -200,7 +207,7 @@ def read_film(path: str | Path, *, config: Config | None = None, samples: int | 
     if pool is not None or jobs > 1:
         film = pending._film
         digests = tuple(film_digests(film, pending.indices, jobs=jobs, pool=pool))
-        pending.attach([_done(digests)])
+        pending.attach([_done((digests, pending.inputs))])
     return pending.result()
 
 

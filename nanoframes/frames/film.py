@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from ..bake.baker import Baker
 from ..engine.raster import get_rasterizer
+from ..errors import NanoframesError
 from ..model.composition import Composition, parse
 from . import workers
 from .digest import frame_digest
@@ -67,19 +68,31 @@ class Film:
         self._stored: set[str] = set()
         self._encoding: deque[Future] = deque()
         self._encoder: ThreadPoolExecutor | None = None
+        self._inputs: tuple[tuple[str, str, str], ...] | None = None
 
     @classmethod
     def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True,
              scale: float = 1.0) -> Film:
         return cls(parse(path, project_root), dedup=dedup, scale=scale)
 
+    def inputs(self) -> tuple[tuple[str, str, str], ...]:
+        """``Baker.inputs`` as this process first read them: taken once, before any
+        frame is drawn, and what every process drawing this film must have read."""
+        if self._inputs is None:
+            self._inputs = self.baker.inputs()
+        return self._inputs
+
     def _prepare(self):
         rast = get_rasterizer(self._slot)
         if not self._registered:
             from ..text.fonts import face_bytes
 
+            fonts = {file: digest for kind, file, digest in self.inputs() if kind == "font"}
             for face in self.baker.faces():
-                rast.register_font(face.name, face_bytes(face))
+                data = face_bytes(face)  # read again here: the one that is drawn
+                if hashlib.sha256(data).hexdigest() != fonts[str(face.path)]:
+                    raise input_changed(self.comp.path, str(face.path))
+                rast.register_font(face.name, data)
             self._registered = True
         return rast
 
@@ -184,6 +197,17 @@ class Film:
         return list(indices)
 
 
+def input_changed(path: Path, file: str) -> NanoframesError:
+    """A file of the film of composition ``path`` read as two versions while the film
+    was drawn."""
+    try:
+        name = os.path.relpath(file, path.parent)
+    except ValueError:  # another drive (Windows)
+        name = file
+    return NanoframesError("input-changed", f"{name} changed while the film was being "
+                           "drawn, so its frames could mix two versions; run again", path)
+
+
 def _settled(value):
     """A digest, waiting for the futures of the pipeline in ``Film.digests``."""
     while isinstance(value, Future):
@@ -202,24 +226,31 @@ def chunks(indices: Sequence[int], parts: int) -> list[list[int]]:
     return [list(indices[k:k + size]) for k in range(0, len(indices), size)]
 
 
+# A worker task returns what it made and its film's ``inputs``: the caller checks
+# them against its own (``checked``), so a file edited while a film is drawn is
+# an error, never a film drawn partly from each version.
+
 def _digest_task(path: str, root: str | None, indices: list[int], dedup: bool,
-                 store: str | None = None) -> list[str]:
+                 store: str | None = None) -> tuple[list[str], tuple]:
     film = _worker_film(path, root, dedup)
     # the worker keeps its own frames: the store is a directory and writes are atomic
     if store is None:
         film.store = None
     elif film.store is None or str(film.store.root) != store:
         film.store, film._stored = Store(store, warn=None), set()
-    return film.digests(indices)
+    return film.digests(indices), film.inputs()
 
 
 def _frames_task(path: str, root: str | None, indices: list[int], dedup: bool,
-                 scale: float = 1.0) -> list[bytes]:
+                 scale: float = 1.0) -> tuple[list[bytes], tuple]:
     film = _worker_film(path, root, dedup, scale)
-    return [frame.tobytes() for _, frame in film.frames(indices)]
+    return [frame.tobytes() for _, frame in film.frames(indices)], film.inputs()
 
 
 _worker_films: dict[tuple, Film] = {}
+# In a worker forked for one film (``pool_for``): that film, as the command read
+# it. Every task of the film draws it, even if its files change meanwhile.
+_inherited: Film | None = None
 
 
 def _film_key(path: str, root: str | None, dedup: bool, scale: float) -> tuple:
@@ -228,6 +259,8 @@ def _film_key(path: str, root: str | None, dedup: bool, scale: float) -> tuple:
 
 
 def _worker_film(path: str, root: str | None, dedup: bool, scale: float = 1.0) -> Film:
+    if _inherited is not None and task_args(_inherited) == (path, root, dedup, scale):
+        return _inherited
     key = _film_key(path, root, dedup, scale)
     film = _worker_films.get(key)
     if film is None:
@@ -256,17 +289,29 @@ def pool_for(film: Film, jobs: int) -> Future:
     # check, since NumPy's BLAS may start threads as it loads (cli/__init__.py)
     import numpy  # noqa: F401
 
+    film.inputs()  # what every worker must draw from: taken before any starts
     if not workers.can_fork():
         return workers.booting_pool(jobs, film.comp.project_root)
-    _worker_films.clear()
-    _worker_films[_film_key(*task_args(film))] = film  # what each fork finds open
+    global _inherited
+    _inherited = film  # what each fork finds open
     try:
         pool = workers.forked_pool(jobs, film.comp.project_root)
     finally:
-        _worker_films.clear()
+        _inherited = None
     ready: Future = Future()
     ready.set_result(pool)
     return ready
+
+
+def checked(inputs: tuple, result: tuple, path: Path):
+    """What a worker task made, from its result (what it made, its film's inputs),
+    once those inputs are ``inputs`` (the caller's, for composition ``path``);
+    raises ``input-changed`` otherwise."""
+    made, theirs = result
+    moved = sorted(set(inputs) ^ {tuple(item) for item in theirs})
+    if moved:
+        raise input_changed(path, moved[0][1])
+    return made
 
 
 def submit_digests(comp: Composition, indices: Sequence[int], pool: Executor, parts: int,
@@ -287,11 +332,12 @@ def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     if jobs <= 1 and pool is None:
         return film.digests(indices)
     own = pool is None
+    film.inputs()  # before any worker reads the files
     pool = pool or worker_pool(jobs)
     try:
         futures = submit_digests(film.comp, indices, pool, 2 * max(jobs, 1), film.dedup,
                                  film.store.root if film.store is not None else None)
-        return [d for f in futures for d in f.result()]
+        return [d for f in futures for d in checked(film.inputs(), f.result(), film.comp.path)]
     finally:
         if own:
             pool.shutdown()
@@ -308,6 +354,7 @@ def film_frames(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     import numpy as np
 
     shape = (film.height, film.width, 4)
+    film.inputs()  # before any worker reads the files
     with worker_pool(jobs) as pool:
         args = (str(film.comp.path), str(film.comp.project_root), film.dedup)
         pending = []
@@ -322,5 +369,5 @@ def film_frames(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
             if nxt is not None:
                 pending.append((nxt, pool.submit(_frames_task, *args[:2], nxt, args[2],
                                                  film.scale)))
-            for i, data in zip(c, fut.result()):
+            for i, data in zip(c, checked(film.inputs(), fut.result(), film.comp.path)):
                 yield i, np.frombuffer(data, dtype=np.uint8).reshape(shape)

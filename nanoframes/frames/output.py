@@ -113,10 +113,10 @@ _TASK_S = 1.0
 
 
 def _png_task(path: str, root: str | None, dedup: bool, scale: float, targets: list[Target],
-              store: PngStore | None, seconds: float) -> tuple[bool, Any]:
+              store: PngStore | None, seconds: float) -> tuple[tuple[bool, Any], tuple]:
     """(in a worker) Write frames taken from the back of ``targets`` for about
-    ``seconds`` (at least one, if one is left); (whether any may be left, what
-    the store was given)."""
+    ``seconds`` (at least one, if one is left); ((whether any may be left, what
+    the store was given), the film's inputs: ``film.checked``)."""
     import time
 
     from . import workers
@@ -138,7 +138,7 @@ def _png_task(path: str, root: str | None, dedup: bool, scale: float, targets: l
 
     for _ in write_run(film, taken(), store):
         ends.wrote()
-    return left, store.taken() if store is not None else None
+    return (left, store.taken() if store is not None else None), film.inputs()
 
 
 def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
@@ -221,13 +221,14 @@ class _Shared:
 
     def _feed(self, pool: Any) -> None:
         """(a thread per worker) A task, what it stored, the next task."""
-        from .film import task_args
+        from .film import checked, task_args
 
         args = (*task_args(self.film), list(self.targets), self.store, _TASK_S)
+        inputs, path = self.film.inputs(), self.film.comp.path
         try:
             more = True
             while more:
-                more, taken = pool.submit(_png_task, *args).result()
+                more, taken = checked(inputs, pool.submit(_png_task, *args).result(), path)
                 if self.store is not None:
                     self.store.add(taken)
         except BaseException as exc:  # noqa: BLE001 - raised again by the drawing thread

@@ -9,6 +9,7 @@ the line.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -69,6 +70,9 @@ class Composition:
     # The bytes, when parsed from text (``nanoframes.load``): ``path`` is then a name in
     # the directory relative references resolve against, with no file behind it.
     text: bytes | None = field(default=None, repr=False, compare=False)
+    # SHA-256 of the bytes parsed: how a worker process that parses the file again
+    # shows it read the same version (Baker.inputs).
+    sha256: str = field(default="", repr=False, compare=False)
 
     @property
     def directory(self) -> Path:
@@ -223,6 +227,7 @@ def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
         palette_budget=None if budget is None else int(budget),
         animations=tuple(animations),
         root=root,
+        sha256=hashlib.sha256(data).hexdigest(),
     )
 
 
