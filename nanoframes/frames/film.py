@@ -3,7 +3,9 @@
 One rasterizer per process. Parallelism is worker processes (``workers.py``:
 never ``fork`` after ThorVG is loaded). Each worker parses the composition
 itself and renders a contiguous run of frames; results come back in frame
-order, so a film's bytes do not depend on the worker count.
+order, so a film's bytes do not depend on the worker count, together with the
+versions of the files the worker read (``Film.inputs``): a file edited while a
+film is drawn is an ``input-changed`` error, not a film from two versions.
 
 De-duplication: a held frame is free. The rendered document is hashed and a
 document already rasterized in this film is not rasterized again.
