@@ -76,6 +76,22 @@ def test_renders_in_separate_processes_write_the_same_bytes(comp: Path, tmp_path
     assert len(outputs[0]) == 12 and outputs[0] == outputs[1] == outputs[2]
 
 
+def test_numbered_pngs_left_from_a_longer_render_are_named_and_kept(
+        comp: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    for name in ("00012.png", "00013.png", "notes.png", "cover.jpg"):
+        (out / name).write_bytes(b"from before")
+    assert main(["render", str(comp), "-o", str(out), "--no-cache"]) == 0
+    err = capsys.readouterr().err
+    assert err == (f"nanoframes: warning: {out}/ also holds 2 numbered PNG file(s) this "
+                   "render did not write (00012.png … 00013.png), left from an earlier "
+                   "render: they are not frames of this film\n")
+    assert (out / "00013.png").read_bytes() == b"from before", "nothing of the user's removed"
+    assert main(["render", str(comp), "-o", str(tmp_path / "clean"), "--no-cache"]) == 0
+    assert capsys.readouterr().err == ""
+
+
 @pytest.mark.parametrize("args", [["-j", "1", "--no-cache"], ["-j", "2", "--no-cache"],
                                   ["-j", "2"], ["-j", "1"]])
 def test_every_png_decodes_to_the_frame_digest(comp: Path, tmp_path: Path,

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import os
+import sys
 from pathlib import Path
 
 from ..determinism.cache import cached_png, cached_pngs
@@ -58,4 +60,22 @@ def run(args: argparse.Namespace) -> int:
                                    cache=cache_from_args(args)):
             bar.advance(written)
     print(f"wrote {comp.frame_count} frames to {out}/")
+    stray = stray_frames(out, {path.name for _, path in files})
+    if stray:
+        # e.g. a longer film rendered there before: a tool reading every NNNNN.png
+        # (ffmpeg -i DIR/%05d.png) would take them as this film's last frames
+        print(f"nanoframes: warning: {out}/ also holds {len(stray)} numbered PNG file(s) "
+              f"this render did not write ({stray[0]}"
+              f"{f' … {stray[-1]}' if len(stray) > 1 else ''}), left from an earlier "
+              "render: they are not frames of this film", file=sys.stderr)
     return 0
+
+
+def stray_frames(directory: Path, written: set[str]) -> list[str]:
+    """Names of the numbered PNGs (``NNNNN.png``) in ``directory`` not in ``written``."""
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return []
+    return sorted(n for n in names
+                  if n.endswith(".png") and n[:-4].isdigit() and n not in written)
