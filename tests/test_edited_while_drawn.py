@@ -185,6 +185,8 @@ FORKED = textwrap.dedent("""
 """)
 
 
+@pytest.mark.skipif(not sys.platform.startswith("linux"),
+                    reason="render workers are forked on Linux only (workers.can_fork)")
 def test_a_forked_render_draws_the_film_as_the_command_read_it(tmp_path: Path) -> None:
     comp = project(tmp_path)
     expected = Film.open(comp, tmp_path).digests()
