@@ -170,11 +170,13 @@ FORKED = textwrap.dedent("""
     import sys
     from pathlib import Path
 
+    from nanoframes.frames import workers
     from nanoframes.frames.film import Film, pool_for
     from nanoframes.frames.output import write_pngs
 
     comp, out = Path(sys.argv[1]), Path(sys.argv[2])
     film = Film.open(comp, comp.parent)
+    assert workers.can_fork(), "a fresh process with one thread may fork"
     booting = pool_for(film, 1)  # forked now: the worker has this film as read
     comp.write_text(comp.read_text().replace("#ffaa00", "#00aaff"))
     out.mkdir()
