@@ -191,7 +191,8 @@ def font_files(root: Path) -> Iterator[Path]:
 
 
 def drawable_faces(directory: Path, seen: set[str]) -> list[tuple[Path, FaceMeta]]:
-    """The drawable face files under ``directory``, in file order, each real file once.
+    """The drawable face files under ``directory``, in file order, each real file once,
+    by real path (links resolved: names, paths and identity follow the real file).
 
     ``seen`` holds the real paths taken by earlier directories; it is updated.
     """
@@ -202,7 +203,7 @@ def drawable_faces(directory: Path, seen: set[str]) -> list[tuple[Path, FaceMeta
         if real in seen or meta is None:
             continue
         seen.add(real)
-        entries.append((path, meta))
+        entries.append((Path(real), meta))
     return entries
 
 

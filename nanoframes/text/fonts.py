@@ -133,7 +133,6 @@ class FontBook:
                 entries.remove(lead)
                 entries.insert(0, lead)
             for path, meta in entries:
-                path = path.resolve()  # name, path and identity all follow the real file
                 name = unique_name(path.stem, taken)
                 faces.append(Face(path, meta.family, meta.weight, meta.style,
                                   origin, name))
