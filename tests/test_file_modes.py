@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from launched import launched
 
 pytestmark = pytest.mark.skipif(os.name != "posix", reason="POSIX modes")
 
@@ -39,8 +40,8 @@ def test_outputs_get_the_umask_mode(tmp_path: Path, mask: int) -> None:
     env = dict(os.environ, NANOFRAMES_CACHE_DIR=str(root / "cache"))
 
     def run(*args: str) -> None:
-        done = subprocess.run([EXE, *args], cwd=root, env=env, capture_output=True, text=True,
-                              preexec_fn=lambda: os.umask(mask))
+        done = subprocess.run(launched([EXE, *args], umask=mask), cwd=root, env=env,
+                              capture_output=True, text=True)
         assert done.returncode == 0, done.stderr
 
     run("render", "a.nf.svg", "--frame", "1", "-o", "one.png", "--no-cache")

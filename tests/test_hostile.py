@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import resource
 import shutil
 import signal
 import subprocess
@@ -24,6 +23,7 @@ from pathlib import Path
 
 import hostile_gen
 import pytest
+from launched import launched
 
 from nanoframes.errors import NanoframesError
 from nanoframes.model.composition import parse
@@ -48,10 +48,6 @@ SUBSET = sorted({
     "image-not-an-image", "nested-self",
     *hostile_gen.GENERATED,
 })
-
-
-def _limits() -> None:  # runs in the child before exec
-    resource.setrlimit(resource.RLIMIT_AS, (GB, GB))
 
 
 def _nanoframes() -> list[str]:
@@ -84,8 +80,8 @@ def _params(names):
 
 def run_case(argv: list[str], cwd: Path) -> tuple[int, str, str]:
     try:
-        proc = subprocess.run([*_nanoframes(), *argv], cwd=cwd, capture_output=True,
-                              timeout=TIMEOUT, preexec_fn=_limits)
+        proc = subprocess.run(launched([*_nanoframes(), *argv], address_space=GB), cwd=cwd,
+                              capture_output=True, timeout=TIMEOUT)
     except subprocess.TimeoutExpired:
         pytest.fail(f"nanoframes {' '.join(argv[:1])} ran past {TIMEOUT} s")
     out = proc.stdout.decode("utf-8", "replace")
@@ -137,9 +133,9 @@ def test_one_sweep_with_workers_reports_every_case(project: dict[str, Path],
     argv = ["digest", "--check", "-j", "2", "--ledger", str(ledger),
             *(str(project[c]) for c in cases)]
     try:
-        proc = subprocess.run([*_nanoframes(), *argv], cwd=tmp_path, capture_output=True,
-                              text=True, errors="replace", timeout=6 * TIMEOUT,
-                              preexec_fn=_limits)
+        proc = subprocess.run(launched([*_nanoframes(), *argv], address_space=GB),
+                              cwd=tmp_path, capture_output=True, text=True, errors="replace",
+                              timeout=6 * TIMEOUT)
     except subprocess.TimeoutExpired:
         pytest.fail(f"a -j 2 sweep of {len(cases)} hostile cases ran past {6 * TIMEOUT} s")
     assert proc.returncode == 2, proc.stderr[-2000:]
@@ -170,10 +166,10 @@ def test_pytest_items_fail(project: dict[str, Path], tmp_path: Path) -> None:
     names = sorted(n for n in CASES if n not in BUGS)
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "pytest", "--nf-check", "-p", "no:cacheprovider",
-             "-p", "no:randomly", "-q", f"--junitxml={report}",
-             *(str(project[n]) for n in names)],
-            cwd=root, capture_output=True, timeout=TIMEOUT * 12, preexec_fn=_limits,
+            launched([sys.executable, "-m", "pytest", "--nf-check", "-p", "no:cacheprovider",
+                      "-p", "no:randomly", "-q", f"--junitxml={report}",
+                      *(str(project[n]) for n in names)], address_space=GB),
+            cwd=root, capture_output=True, timeout=TIMEOUT * 12,
             env={k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")})
     except subprocess.TimeoutExpired:
         pytest.fail("pytest --nf-check over the corpus ran past 120 s")

@@ -25,6 +25,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
+from launched import launched
 
 from nanoframes.frames.output import read_png_rgba
 
@@ -56,31 +57,6 @@ def _project(root: Path) -> Path:
     _composition(root / "a.nf.svg")
     _composition(root / "b.nf.svg", 2)
     return root
-
-
-def _private_shm(directory: Path):
-    """A preexec_fn giving the command its own /dev/shm (``directory``, bind-mounted in
-    a mount namespace of its own), so the test sees exactly the named semaphores it
-    leaves. None where that is not permitted (then semaphores go unchecked)."""
-    import ctypes
-
-    libc = ctypes.CDLL(None, use_errno=True)
-    clone_newns, ms_bind, ms_rec, ms_private = 0x20000, 4096, 16384, 1 << 18
-
-    def enter() -> None:
-        if libc.unshare(clone_newns) != 0:
-            raise OSError(ctypes.get_errno(), "unshare")
-        if libc.mount(b"none", b"/", None, ms_rec | ms_private, None) != 0:
-            raise OSError(ctypes.get_errno(), "mount --make-rprivate /")
-        if libc.mount(str(directory).encode(), b"/dev/shm", None, ms_bind, None) != 0:
-            raise OSError(ctypes.get_errno(), "mount --bind")
-
-    probe = subprocess.run(["true"], preexec_fn=enter, check=False) if _can_try() else None
-    return enter if probe is not None and probe.returncode == 0 else None
-
-
-def _can_try() -> bool:
-    return os.geteuid() == 0 and Path("/dev/shm").is_dir()
 
 
 def _session_processes(sid: int) -> list[str]:
@@ -141,15 +117,11 @@ def _interrupt_once(root: Path, args: list[str], sig: int, delay: float) -> list
     ledger = root / "tests" / "digests.json"
     old_ledger = ledger.read_bytes() if ledger.exists() else None
     env = dict(os.environ, NANOFRAMES_CACHE_DIR=str(root / "cache"))
-    shm = root / "shm"
+    shm = root / "shm"  # the command's own /dev/shm, where that is permitted
     shm.mkdir(exist_ok=True)
-    try:
-        private = _private_shm(shm)
-    except (OSError, subprocess.SubprocessError):
-        private = None
-    proc = subprocess.Popen([EXE, *args], cwd=root, env=env, stdout=subprocess.DEVNULL,
-                            stderr=subprocess.PIPE, start_new_session=True,
-                            preexec_fn=private)
+    proc = subprocess.Popen(launched([EXE, *args], shm=shm), cwd=root, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                            start_new_session=True)
     if not _wait_for_handlers(proc):
         proc.kill()
         proc.communicate()
