@@ -24,6 +24,7 @@ writing their bytes again.
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import re
 import stat
@@ -31,7 +32,7 @@ import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TypeVar
+from typing import BinaryIO, TypeVar
 
 from .errors import NanoframesError
 
@@ -41,6 +42,32 @@ _LIVE: set[str] = set()  # temp files this process has open right now
 # re-entrant: the signal handler runs in the main thread, which may hold it
 _LIVE_LOCK = threading.RLock()
 _UMASK: int | None = None
+
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """``path`` opened for reading if it is a regular file (links followed).
+
+    Anything else is refused before a read could block or never end: a FIFO
+    (opened without waiting for a writer), a device such as ``/dev/zero``, a
+    socket: ``OSError`` "not a regular file". Every input nanoframes reads
+    (compositions, images, clips, faces) is opened here.
+    """
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file", str(path))
+        # a regular file reads the same with O_NONBLOCK set: nothing to clear
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: Path | str) -> bytes:
+    """The bytes of a regular file (``open_regular``)."""
+    with open_regular(path) as fh:
+        return fh.read()
 
 
 def umask() -> int:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
+from ..files import read_regular
 from .media import resolve_reference
 from .timing import Timing, read_timing
 
@@ -158,7 +159,7 @@ def _decode(path: Path, mtime_ns: int, size: int) -> Decoded | tuple[str, str]:
         return ("clip-too-large", f"{{href}} is {size} bytes; the limit is {MAX_CLIP_BYTES}")
     import av
 
-    data = path.read_bytes()
+    data = read_regular(path)
     sha = hashlib.sha256(data).hexdigest()
     times: list[Fraction] = []
     uris: list[str] = []

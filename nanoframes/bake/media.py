@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from typing import NamedTuple
 
 from ..errors import NanoframesError
+from ..files import read_regular
 from ..model.svg import is_composition_name
 
 MAX_IMAGE_BYTES = 32 * 1024 * 1024
@@ -66,7 +67,8 @@ def resolve_reference(href: str, comp_dir: Path, project_root: Path, file: Path,
         raise NanoframesError("image-missing", f"{href[:100]!r} cannot be resolved "
                               f"({reason})", file, line) from None
     if not found:
-        raise NanoframesError("image-missing", f"{href!r} not found", file, line)
+        what = "is not a regular file" if target.exists() else "not found"  # a FIFO, a device
+        raise NanoframesError("image-missing", f"{href!r} {what}", file, line)
     return target
 
 
@@ -120,7 +122,7 @@ def _examine(path: Path, mtime_ns: int, size: int) -> Image | _Problem:
     if size > MAX_IMAGE_BYTES:
         return _Problem("image-too-large", f"{{href}} is {size} bytes; the limit is "
                         f"{MAX_IMAGE_BYTES}")
-    data = path.read_bytes()
+    data = read_regular(path)
     if data.startswith(PNG_MAGIC):
         mime, dims = "image/png", _png_size(data)
     elif data.startswith(b"\xff\xd8"):

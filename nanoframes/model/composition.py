@@ -20,6 +20,7 @@ from lxml import etree
 
 from ..config import find_project_root
 from ..errors import NanoframesError
+from ..files import read_regular
 from .limits import (
     MAX_DEPTH,
     MAX_DURATION,
@@ -119,7 +120,7 @@ def parse(path: str | Path, project_root: str | Path | None = None) -> Compositi
         if size > MAX_FILE_BYTES:
             raise NanoframesError("file-too-large", f"{size} bytes; the limit is "
                                   f"{MAX_FILE_BYTES}", path)
-        data = path.read_bytes()
+        data = read_regular(path)  # never a FIFO or a device: a read that would not end
     except FileNotFoundError:
         raise NanoframesError("file-missing", "no such file", path) from None
     except IsADirectoryError:

@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from ..files import open_regular, read_regular
 from .sfnt import NameRecord, Sfnt, SfntError, read_sfnt
 from .style import DEFAULT_WEIGHT
 
@@ -110,7 +111,7 @@ def _name_record(records: list[NameRecord], name_id: int) -> str | None:
 def _read_meta(path: Path) -> FaceMeta | None:
     """Family, weight and style from the name/OS-2 tables; None if ThorVG can't draw it."""
     try:
-        with path.open("rb") as fh:
+        with open_regular(path) as fh:
             return _meta(read_sfnt(fh))
     except (OSError, SfntError, struct.error):  # any unreadable file is simply not a candidate
         return None
@@ -232,7 +233,7 @@ def _file_key(path: Path) -> tuple[str, int, int]:
 
 @lru_cache(maxsize=32)
 def _bytes_for(key: tuple[str, int, int]) -> bytes:
-    return Path(key[0]).read_bytes()
+    return read_regular(key[0])
 
 
 @lru_cache(maxsize=256)
