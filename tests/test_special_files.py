@@ -81,3 +81,13 @@ def test_a_fifo_among_the_font_files_is_not_a_candidate(tmp_path: Path) -> None:
     done = render(comp)
     assert done.returncode == 0, done.stderr
     assert Image.open(tmp_path / "f.png").size == (48, 32)
+
+
+def test_a_ledger_that_is_a_fifo(tmp_path: Path) -> None:
+    project(tmp_path)
+    (tmp_path / "tests").mkdir()
+    os.mkfifo(tmp_path / "tests" / "digests.json")
+    done = subprocess.run([sys.executable, "-m", "nanoframes", "digest", "--check", "a.nf.svg"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=TIMEOUT)
+    assert one_line(done).endswith(
+        "digests.json: error[ledger-unreadable]: cannot read the ledger: not a regular file\n")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NanoframesError
-from ..files import write_bytes_atomic
+from ..files import read_regular, write_bytes_atomic
 from ..frames.digest import SHORT
 from .identity import TOOLCHAIN_PARTS, VIDEO_PARTS
 
@@ -276,8 +277,10 @@ def read_ledger(path: Path, *, empty_ok: bool = False) -> Ledger:
     """The ledger at ``path``; an empty one when the file does not exist (or, with
     ``empty_ok``, when it is empty: ``/dev/null`` as a merge base)."""
     path = Path(path)
+    if empty_ok and str(path) == os.devnull:
+        return Ledger(path, {})
     try:
-        raw = path.read_bytes()
+        raw = read_regular(path)  # never a FIFO or a device: a read that would not end
     except FileNotFoundError:
         return Ledger(path, {})
     except IsADirectoryError:
