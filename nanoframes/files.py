@@ -1,4 +1,5 @@
-"""Writing files so that nothing is ever half-written: the one atomic writer.
+"""Writing files so that nothing is ever half-written (the one atomic writer), and
+reading inputs that are files.
 
 Every file nanoframes produces (ledger, PNG, MP4, cache entry, store entry,
 report) goes through :func:`atomic_target`: the bytes go to a temp file beside
@@ -19,6 +20,10 @@ reason (read-only file system, disk full, a directory in the way, ...).
 :func:`link_atomic` puts a hard link in place the same way (a temp name, then
 a rename): the frame cache keeps the PNG files ``render -o`` wrote without
 writing their bytes again.
+
+Reading: every input (composition, image, clip, face, ledger) is opened with
+:func:`open_regular`, which refuses anything but a regular file before a read
+could wait for ever (a FIFO) or never end (``/dev/zero``).
 """
 
 from __future__ import annotations
