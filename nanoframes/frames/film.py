@@ -87,12 +87,12 @@ class Film:
     def _prepare(self):
         rast = get_rasterizer(self._slot)
         if not self._registered:
-            from ..text.fonts import face_bytes
+            from ..text.fonts import face_file
 
             fonts = {file: digest for kind, file, digest in self.inputs() if kind == "font"}
             for face in self.baker.faces():
-                data = face_bytes(face)  # read again here: the one that is drawn
-                if hashlib.sha256(data).hexdigest() != fonts[str(face.path)]:
+                data, digest = face_file(face)  # the version on disk now: the one drawn
+                if digest != fonts[str(face.path)]:
                     raise input_changed(self.comp.path, str(face.path))
                 rast.register_font(face.name, data)
             self._registered = True

@@ -249,3 +249,10 @@ def face_bytes(face: Face) -> bytes:
 def face_digest(face: Face) -> str:
     """SHA-256 hex of the face file's bytes (cached per path + mtime + size)."""
     return _digest_for(_file_key(face.path))
+
+
+def face_file(face: Face) -> tuple[bytes, str]:
+    """The face file's bytes and their SHA-256 hex, of one file version (both cached:
+    a version already hashed is not hashed again)."""
+    key = _file_key(face.path)
+    return _bytes_for(key), _digest_for(key)

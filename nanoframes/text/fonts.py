@@ -26,6 +26,7 @@ from .faces import (
     drawable_faces,
     face_bytes,
     face_digest,
+    face_file,
     face_meta,
     font_files,
     host_font_dirs,
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FONT_SUFFIXES", "GENERIC_FAMILIES", "STYLES", "Face", "FontBook", "Resolution",
-    "bundled_fonts_dir", "describe_fonts", "face_bytes", "face_digest", "face_meta",
+    "bundled_fonts_dir", "describe_fonts", "face_bytes", "face_digest", "face_file", "face_meta",
     "family_selector", "font_book", "font_files", "host_font_dirs", "is_generic",
     "parse_family_list",
 ]
