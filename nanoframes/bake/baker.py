@@ -21,6 +21,7 @@ from ..errors import NanoframesError
 from ..model.color import format_color
 from ..model.composition import Composition, aspect_of, local_name, presence_of
 from ..model.geometry import Box, center, local_box
+from ..model.limits import cyclic_uses
 from ..model.svg import is_drawn, read_number
 from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
 from ..text.fonts import Face, FontBook, Resolution, font_book
@@ -49,6 +50,7 @@ from .tree import (  # noqa: F401  (remove_keeping_tail, set_text, text_content:
     set_text,
     strip_directives,
     text_content,
+    unprefixed,
 )
 
 NUMERIC_PROPS = frozenset(
@@ -75,11 +77,13 @@ class Baker:
         self.animations = [tuple(a for a in comp.animations if a.selector.matches(el))
                            for el in els]
         self.presence = [presence_of(el, comp.path) for el in els]
+        cyclic = {id(el) for el in cyclic_uses(comp.root)}  # skipped, as renderers do
+        self._cyclic = [i for i, el in enumerate(els) if id(el) in cyclic] if cyclic else []
         self.fonts: dict[int, Resolution] = {}
         self.sizes: dict[int, float] = {}
         self.images: dict[int, Image | NestedImage] = {}
         by_href: dict[str, Image] = {}  # one file referenced many times is resolved once
-        embedded = 0
+        embedded = inline = 0
         for i, el in enumerate(els):
             tag = local_name(el)
             if tag == "text":
@@ -96,8 +100,10 @@ class Baker:
                     self.images[i] = load_clip(el, href, comp.directory, comp.project_root,
                                                comp.path)
                     continue
+                if href.startswith("data:"):  # named by position: it has no path
+                    inline += 1
                 image = by_href.get(href) or load_image(
-                    href, comp.directory, comp.project_root, comp.path, el.sourceline)
+                    href, comp.directory, comp.project_root, comp.path, el.sourceline, inline)
                 by_href[href] = self.images[i] = image
                 embedded += len(image.data_uri)
                 if embedded > MAX_EMBEDDED_BYTES:  # every reference is a copy in every frame
@@ -221,6 +227,8 @@ class Baker:
                     self.embedded.add(i)
             else:
                 self._resolve(i, el, None, 1.0)
+        for i in self._cyclic:
+            remove_keeping_tail(els[i])
         clean(root, keep=set(dynamic))
         root.set("width", str(comp.width))
         root.set("height", str(comp.height))
@@ -228,6 +236,7 @@ class Baker:
         positions = [(pos, dynamic[id(el)]) for pos, el in enumerate(root.iter(etree.Element))
                      if id(el) in dynamic]
         del els
+        root = unprefixed(root)  # same elements in the same order: positions hold
         self._cached_template = (root, positions)
         return self._cached_template
 

@@ -4,18 +4,27 @@ No file outside the project root is ever read: absolute paths, ``file:`` and
 remote URLs, ``..`` escapes and symlinks that lead out are refused before any
 byte is read. Nested compositions (an href ending in ``.nf.svg``) are handled
 by :mod:`nanoframes.bake.nested`.
+
+An image may also be inline (``href="data:image/png;base64,..."``): it is
+validated exactly as a file is, and named by its position (the composition's
+path plus ``#image-N``), since it has no path of its own. PNG and JPEG go to
+ThorVG as they are; the first frame of a GIF or WebP is decoded here and handed
+over as a PNG, and its identity is that frame's pixels (what draws).
 """
 
 from __future__ import annotations
 
 import base64
+import binascii
 import hashlib
+import io
 import re
 import struct
 from dataclasses import dataclass, replace
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import NamedTuple
+from urllib.parse import unquote_to_bytes
 
 from ..errors import NanoframesError
 from ..files import read_regular
@@ -26,6 +35,8 @@ MAX_IMAGE_SIDE = 16_384
 MAX_IMAGE_PIXELS = 64 * 1024 * 1024
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+ACCEPTED = "PNG, JPEG, GIF or WebP (the first frame of an animated one)"
+_DATA = re.compile(r"^data:([^,]*?)(;base64)?,", re.IGNORECASE | re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -44,9 +55,8 @@ def resolve_reference(href: str, comp_dir: Path, project_root: Path, file: Path,
     """The file an href names, or an error if it is remote, absolute or outside the project."""
     if not href or not href.strip():
         raise NanoframesError("image-href", "empty href", file, line)
-    if href.startswith("data:"):
-        raise NanoframesError("image-href", "inline data: images are not supported; reference "
-                              "a file in the project", file, line)
+    if href.startswith("data:"):  # load_image decodes these; nothing to resolve
+        raise NanoframesError("image-href", "an inline data: image has no file", file, line)
     if _SCHEME.match(href) or href.startswith("//"):
         raise NanoframesError("image-outside", f"{href!r} is a URL; only files inside the "
                               "project can be referenced", file, line)
@@ -103,8 +113,6 @@ class _Problem(NamedTuple):
 
 
 def _decode_problem(data: bytes) -> str | None:
-    import io
-
     from PIL import Image as PILImage
 
     try:
@@ -122,13 +130,25 @@ def _examine(path: Path, mtime_ns: int, size: int) -> Image | _Problem:
     if size > MAX_IMAGE_BYTES:
         return _Problem("image-too-large", f"{{href}} is {size} bytes; the limit is "
                         f"{MAX_IMAGE_BYTES}")
-    data = read_regular(path)
+    return _validate(read_regular(path), path)
+
+
+def _validate(data: bytes, path: Path) -> Image | _Problem:
+    """One image's bytes checked against the limits and decoded once (Pillow), as
+    the Image ThorVG is handed (``href`` is filled in by the caller)."""
     if data.startswith(PNG_MAGIC):
         mime, dims = "image/png", _png_size(data)
     elif data.startswith(b"\xff\xd8"):
         mime, dims = "image/jpeg", _jpeg_size(data)
+    elif data.startswith((b"GIF87a", b"GIF89a")):
+        mime, dims = "image/gif", _gif_size(data)
+    elif data[:4] == b"RIFF" and data[8:12] == b"WEBP":
+        mime, dims = "image/webp", _pillow_size(data)
     else:
-        return _Problem("image-invalid", "{href} is neither PNG nor JPEG")
+        what = "an SVG document" if _looks_like_svg(data) else "in no format nanoframes reads"
+        return _Problem("image-invalid", f"{{href}} is {what}; images must be {ACCEPTED}"
+                        + (" inline; an SVG image is drawn from a .svg file in the project"
+                           if what.startswith("an SVG") else ""))
     if dims is None:
         return _Problem("image-invalid", "{href} has no readable size")
     w, h = dims
@@ -140,13 +160,59 @@ def _examine(path: Path, mtime_ns: int, size: int) -> Image | _Problem:
     detail = _decode_problem(data)
     if detail is not None:
         return _Problem("image-invalid", f"{{href}} is not a readable image ({detail})")
+    digest = hashlib.sha256(data).hexdigest()
+    if mime in ("image/gif", "image/webp"):  # ThorVG reads neither: the first frame as PNG
+        data, digest = _first_frame_png(data)
+        mime = "image/png"
     uri = f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
-    return Image("", path, mime, w, h, hashlib.sha256(data).hexdigest(), uri)
+    return Image("", path, mime, w, h, digest, uri)
+
+
+def _gif_size(data: bytes) -> tuple[int, int] | None:
+    return struct.unpack("<HH", data[6:10]) if len(data) >= 10 else None
+
+
+def _pillow_size(data: bytes) -> tuple[int, int] | None:
+    from PIL import Image as PILImage
+
+    try:
+        with PILImage.open(io.BytesIO(data)) as im:
+            return im.size
+    except Exception:  # noqa: BLE001 - Pillow raises many types for broken files
+        return None
+
+
+def _looks_like_svg(data: bytes) -> bool:
+    head = data[:1024].lstrip(b"\xef\xbb\xbf \t\r\n").lower()
+    return head.startswith((b"<?xml", b"<svg", b"<!--")) and b"<svg" in data[:4096].lower()
+
+
+def _first_frame_png(data: bytes) -> tuple[bytes, str]:
+    """The first frame as straight RGBA in a PNG, and the SHA-256 of exactly those
+    pixels (with the size): the identity of what draws, whoever decoded it."""
+    from PIL import Image as PILImage
+
+    with PILImage.open(io.BytesIO(data)) as im:
+        im.seek(0)
+        rgba = im.convert("RGBA")
+    pixels = rgba.tobytes()
+    out = io.BytesIO()
+    rgba.save(out, format="PNG", compress_level=6)
+    h = hashlib.sha256(b"rgba\0%d\0%d\0" % rgba.size)
+    h.update(pixels)
+    return out.getvalue(), h.hexdigest()
 
 
 def load_image(href: str, comp_dir: Path, project_root: Path, file: Path,
-               line: int | None = None) -> Image:
-    """Resolve, read (once per process per file version) and validate an image."""
+               line: int | None = None, position: int = 1) -> Image:
+    """Resolve, read (once per process per file version) and validate an image; a
+    ``data:`` image is decoded and named as the composition's ``position``-th one."""
+    if href.startswith("data:"):
+        found = _inline(href, Path(file).with_name(f"{Path(file).name}#image-{position}"))
+        if isinstance(found, _Problem):
+            shown = f"the inline image at position {position}"
+            raise NanoframesError(found.code, found.message.format(href=shown), file, line)
+        return replace(found, href=f"#image-{position}")
     path = resolve_reference(href, comp_dir, project_root, file, line)
     try:
         st = path.stat()
@@ -159,5 +225,34 @@ def load_image(href: str, comp_dir: Path, project_root: Path, file: Path,
     return replace(found, href=href)  # the data URI string itself is shared
 
 
+def _inline(href: str, name: Path) -> Image | _Problem:
+    """A ``data:`` URI's bytes (base64 or percent-encoded), validated like a file's."""
+    m = _DATA.match(href)
+    if m is None:
+        return _Problem("image-invalid", "{href} is not a data: URI (data:TYPE;base64,...)")
+    body = href[m.end():]
+    if m.group(2):
+        packed = re.sub(r"\s+", "", body)  # exporters wrap base64 over lines
+        if len(packed) * 3 // 4 > MAX_IMAGE_BYTES:
+            return _Problem("image-too-large", f"{{href}} decodes to over {MAX_IMAGE_BYTES} "
+                            "bytes (the limit)")
+        try:
+            data = base64.b64decode(packed + "=" * (-len(packed) % 4), validate=True)
+        except (binascii.Error, ValueError):
+            return _Problem("image-invalid", "{href} is not valid base64")
+    else:
+        data = unquote_to_bytes(body)
+    if len(data) > MAX_IMAGE_BYTES:
+        return _Problem("image-too-large", f"{{href}} is {len(data)} bytes; the limit is "
+                        f"{MAX_IMAGE_BYTES}")
+    return _validate(data, name)
+
+
 def is_composition_href(href: str | None) -> bool:
-    return bool(href) and is_composition_name(href.split("?", 1)[0].split("#", 1)[0])
+    """A nested composition, or an SVG image (``.svg``): both are drawn through the
+    same pipeline as the composition itself (bake/nested.py), never by ThorVG's own
+    image loader."""
+    if not href or href.startswith("data:"):
+        return False
+    name = href.split("?", 1)[0].split("#", 1)[0]
+    return is_composition_name(name) or name.lower().endswith(".svg")

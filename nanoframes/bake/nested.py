@@ -32,6 +32,7 @@ from ..model.svg import SVG_NS, XLINK_HREF, href_of, is_drawn, local_name, read_
 from ..model.timeline import fmt
 from .media import is_composition_href, resolve_reference
 from .timing import Timing, read_timing
+from .tree import natural_box
 
 if TYPE_CHECKING:
     from .baker import Baker
@@ -242,8 +243,7 @@ class NestedImage:
         child = self.film.comp
         # Lenient, as bake places a plain <image>: a bad box falls back to the default.
         x, y = read_number(el, "x", 0.0, strict=False), read_number(el, "y", 0.0, strict=False)
-        w = read_number(el, "width", float(child.width), strict=False)
-        h = read_number(el, "height", float(child.height), strict=False)
+        w, h = natural_box(el, child.width, child.height)  # one side given: keep the aspect
         aspect = (el.get("data-aspect") or "stretch").strip()
         source = self.film.root_at(self.time(t))
         for name in ("x", "y", "width", "height", "preserveAspectRatio", "href",

@@ -12,7 +12,14 @@ import re
 from lxml import etree
 
 from ..model.color import format_color, parse_color
-from ..model.svg import SVG_NS, UNDRAWN_TAGS, XLINK_NS, local_name, read_number
+from ..model.svg import (
+    PRESENTATION_PROPS,
+    SVG_NS,
+    UNDRAWN_TAGS,
+    XLINK_NS,
+    local_name,
+    read_number,
+)
 from ..model.timeline import clamp01, fmt
 from ..text.style import parse_style_attr
 from .media import Image
@@ -100,11 +107,13 @@ def opacity_of(el, name: str) -> float:
 
 
 def normalise_style(el) -> None:
-    """Move ``style=`` declarations onto attributes (style wins, as in CSS)."""
+    """Move ``style=`` declarations of presentation properties onto attributes (style
+    wins, as in CSS); anything else in it (geometry, the ``font`` shorthand, which
+    text/style.py has read already) is not an attribute ThorVG may see."""
     style = el.attrib.pop("style", None)
     if style:
         for name, value in parse_style_attr(style).items():
-            if re.fullmatch(r"[a-z-]+", name):
+            if name in PRESENTATION_PROPS:
                 el.set(name, value)
 
 
@@ -162,9 +171,48 @@ def clean(root, keep: set[int] = frozenset()) -> None:
                     del el.attrib[name]
 
 
+def unprefixed(root):
+    """``root`` itself when its SVG elements carry no prefix, else a copy in which
+    they are in the default namespace: ThorVG reads ``<svg:rect>`` as no SVG at all
+    (a prefixed document, ``<svg:svg xmlns:svg=...>``, is valid XML and valid SVG).
+    Document order, attributes and text are kept exactly."""
+    svg = f"{{{SVG_NS}}}"
+    if all(el.prefix is None for el in root.iter(f"{svg}*")):
+        return root
+    nsmap = {p: ns for p, ns in root.nsmap.items() if p is not None and ns != SVG_NS}
+    nsmap.update({None: SVG_NS, "xlink": XLINK_NS})
+    out = etree.Element(root.tag, dict(root.attrib), nsmap=nsmap)
+    out.text = root.text
+    stack = [(root, out)]
+    while stack:
+        src, dst = stack.pop()
+        for child in src:
+            if not isinstance(child.tag, str):
+                continue  # comments and PIs: clean() removed them already
+            made = etree.SubElement(dst, child.tag, dict(child.attrib))
+            made.text, made.tail = child.text, child.tail
+            stack.append((child, made))
+    return out
+
+
 def strip_directives(el) -> None:
     for name in [n for n in el.attrib if n.startswith("data-")]:
         del el.attrib[name]
+
+
+def natural_box(el, width: int, height: int) -> tuple[float, float]:
+    """An ``<image>``'s box: its own width and height; a side it leaves out (or
+    ``auto``) follows the picture's aspect ratio from the other; both left out, the
+    picture's own size."""
+    w = read_number(el, "width", None, strict=False)
+    h = read_number(el, "height", None, strict=False)
+    if w is None and h is None:
+        return float(width), float(height)
+    if w is None:
+        return h * width / height, h
+    if h is None:
+        return w, w * height / width
+    return w, h
 
 
 def place_image(el, i: int, width: int, height: int) -> None:
@@ -172,8 +220,7 @@ def place_image(el, i: int, width: int, height: int) -> None:
     ``data-aspect`` says. ThorVG ignores preserveAspectRatio on <image>, so the
     placement is computed here (and ``cover`` clips to the box)."""
     x, y = read_number(el, "x", 0.0, strict=False), read_number(el, "y", 0.0, strict=False)
-    w = read_number(el, "width", float(width), strict=False)
-    h = read_number(el, "height", float(height), strict=False)
+    w, h = natural_box(el, width, height)
     aspect = (el.get("data-aspect") or "stretch").strip()
     if aspect in ("contain", "cover") and w > 0 and h > 0:
         fit = min if aspect == "contain" else max

@@ -7,9 +7,10 @@ error finding carrying the parse error's own code, so a run over many files
 reports every file instead of stopping at the first bad one.
 
 A finding and the exit status of a run are in ``findings``. The checks live in
-four modules: ``timeline`` (what the JSON says), ``canvas`` (where things are
+five modules: ``timeline`` (what the JSON says), ``canvas`` (where things are
 on the canvas over time), ``assets`` (files, nested compositions, fonts,
-paints) and ``curve`` (text that overruns its curve).
+paints), ``curve`` (text that overruns its curve) and ``markup`` (style-sheet
+rules not applied, cyclic ``<use>``).
 """
 
 from __future__ import annotations
@@ -34,12 +35,12 @@ def lint_file(path: str | Path, project_root: Path | None = None) -> list[Findin
 
 def lint_composition(comp, shown: str | None = None) -> list[Finding]:
     """Every finding for one parsed composition; ``shown`` names its file in findings."""
-    from . import assets, canvas, curve, timeline
+    from . import assets, canvas, curve, markup, timeline
 
     shown = str(comp.path) if shown is None else shown
     context = canvas.Context.build(comp)
     found = [*timeline.check(comp), *assets.check(comp, context), *canvas.check(context),
-             *curve.check(context)]
+             *curve.check(context), *markup.check(comp)]
     out = {(f.code, f.element, f.t, f.message): f for f in found}  # one of each
     ordered = sorted(out.values(), key=lambda f: (f.line or 0, f.code, f.t or 0.0, f.message))
     return [Finding(f.severity, f.code, f.element, f.t, f.message, shown, f.line, f.fatal)

@@ -150,13 +150,16 @@ class Context:
         image = self.baker.images.get(index) if index is not None else None
         if image is None:
             return el
+        from ..bake.tree import natural_box
+
         natural = getattr(image, "film", None)
         size = (natural.comp.width, natural.comp.height) if natural else \
             (image.width, image.height)
+        box = natural_box(el, *size)  # a side left out keeps the aspect ratio, as drawn
         el = copy.copy(el)
-        for name, value in zip(("width", "height"), size):
+        for name, value in zip(("width", "height"), box):
             if not el.get(name):
-                el.set(name, str(value))
+                el.set(name, repr(float(value)))
         return el
 
     def on_canvas(self, box: Box) -> bool:

@@ -21,6 +21,7 @@ from lxml import etree
 from ..config import find_project_root
 from ..errors import NanoframesError
 from ..files import read_regular
+from .css import apply_sheets
 from .limits import (
     MAX_DEPTH,
     MAX_DURATION,
@@ -166,6 +167,7 @@ def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
         raise NanoframesError("not-svg", f"the root element is <{local_name(root)}>, not <svg>",
                               path, root.sourceline)
     check_tree(root, path)
+    apply_sheets(root)  # <style> rules onto style= (css.py); bake drops the sheets
     line = root.sourceline
 
     def size_attr(name: str) -> int:

@@ -30,6 +30,23 @@ TIMELINE_TYPE = "application/nanoframes+json"  # the <script> that holds the tim
 # Elements whose content never draws: bake drops them, nothing inside them is
 # baked, inlined or checked as drawn.
 UNDRAWN_TAGS = frozenset(("script", "style", "foreignObject", "metadata"))
+# The properties ``style=`` (or a sheet) may set that bake writes as attributes:
+# SVG 1.1's presentation attributes, plus ``transform`` (one in SVG 2). Geometry
+# (``x``, ``width``, ``r``...) is not among them: ``style="height:160px"`` does
+# not size a rect, as in SVG 1.1 (docs/compositions.md, "Style sheets").
+PRESENTATION_PROPS = frozenset("""
+alignment-baseline baseline-shift clip clip-path clip-rule color color-interpolation
+color-interpolation-filters color-profile color-rendering cursor direction display
+dominant-baseline enable-background fill fill-opacity fill-rule filter flood-color
+flood-opacity font-family font-size font-size-adjust font-stretch font-style
+font-variant font-weight glyph-orientation-horizontal glyph-orientation-vertical
+image-rendering kerning letter-spacing lighting-color marker-end marker-mid
+marker-start mask opacity overflow pointer-events shape-rendering stop-color
+stop-opacity stroke stroke-dasharray stroke-dashoffset stroke-linecap stroke-linejoin
+stroke-miterlimit stroke-opacity stroke-width text-anchor text-decoration
+text-rendering unicode-bidi visibility word-spacing writing-mode transform
+paint-order mix-blend-mode isolation vector-effect
+""".split())
 # Containers whose content is drawn only where something references it (or never).
 REFERENCED_ONLY_TAGS = frozenset((
     "defs", "clipPath", "mask", "pattern", "marker", "symbol", "linearGradient",
