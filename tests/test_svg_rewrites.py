@@ -133,11 +133,18 @@ def test_gif_and_webp_draw_their_first_frame(project: Path) -> None:
     frames[0].save(gif, format="GIF", save_all=True, append_images=frames[1:])
     (project / "a.gif").write_bytes(gif.getvalue())
     webp = encoded("WEBP", (4, 2), (0, 255, 0), lossless=True)
+    animated = io.BytesIO()
+    frames = [Image.new("RGB", (4, 2), c) for c in ((255, 0, 0), (0, 0, 255))]
+    frames[0].save(animated, format="WEBP", save_all=True, append_images=frames[1:],
+                   lossless=True)
     body = ('<image href="a.gif" x="0" width="40" height="20"/>'
-            f'<image href="{data_uri(webp, "image/webp")}" x="40" width="40" height="20"/>')
+            f'<image href="{data_uri(webp, "image/webp")}" x="40" width="40" height="20"/>'
+            f'<image href="{data_uri(animated.getvalue(), "image/webp")}" y="20" width="40" '
+            'height="20"/>')
     px = frame(write(project, body))
     assert colour(px, 20, 10) == BLUE     # the GIF's first frame, not its second (yellow)
-    assert colour(px, 60, 10) == GREEN
+    assert colour(px, 60, 10) == GREEN    # a still WebP: ThorVG decodes it
+    assert colour(px, 20, 30) == RED      # an animated WebP: its first frame
 
 
 def test_svg_image_file_draws_through_the_pipeline(project: Path) -> None:

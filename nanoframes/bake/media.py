@@ -161,7 +161,7 @@ def _validate(data: bytes, path: Path) -> Image | _Problem:
     if detail is not None:
         return _Problem("image-invalid", f"{{href}} is not a readable image ({detail})")
     digest = hashlib.sha256(data).hexdigest()
-    if mime in ("image/gif", "image/webp"):  # ThorVG reads neither: the first frame as PNG
+    if mime == "image/gif" or _animated_webp(data):  # ThorVG draws neither: frame 1 as PNG
         data, digest = _first_frame_png(data)
         mime = "image/png"
     uri = f"data:{mime};base64," + base64.b64encode(data).decode("ascii")
@@ -180,6 +180,13 @@ def _pillow_size(data: bytes) -> tuple[int, int] | None:
             return im.size
     except Exception:  # noqa: BLE001 - Pillow raises many types for broken files
         return None
+
+
+def _animated_webp(data: bytes) -> bool:
+    """An extended WebP with its animation flag: ThorVG's loader draws nothing for it
+    (a still WebP it draws itself)."""
+    return data[:4] == b"RIFF" and data[12:16] == b"VP8X" and len(data) > 20 \
+        and bool(data[20] & 0x02)
 
 
 def _looks_like_svg(data: bytes) -> bool:
