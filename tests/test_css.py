@@ -11,6 +11,7 @@ import pytest
 from lxml import etree
 
 from nanoframes.bake.baker import Baker
+from nanoframes.errors import NanoframesError
 from nanoframes.frames.film import Film
 from nanoframes.lint import lint_file
 from nanoframes.model.composition import parse
@@ -75,6 +76,22 @@ def test_cascade_order_inline_attribute_and_important(project: Path) -> None:
     assert colour(px, 50, 10) == BLUE
     assert colour(px, 70, 10) == BLUE    # !important in the sheet beats plain inline
     assert colour(px, 90, 10) == RED     # ... but not inline !important
+
+
+def test_hostile_sheets_are_bounded(project: Path) -> None:
+    everything = write(project, "<style>" + "* { fill: #ff0000 }\n" * 100 + "</style>\n"
+                       + '<rect width="1" height="1"/>' * 12_000, "all.nf.svg")
+    deep = write(project, "<style>x * * * * rect { fill: #ff0000 }</style>\n"
+                 + "<g>" * 200 + '<rect width="1" height="1"/>' * 40 + "</g>" * 200,
+                 "deep.nf.svg")
+    for path in (everything, deep):
+        with pytest.raises(NanoframesError) as err:
+            parse(path)
+        assert err.value.code == "style-too-large" and err.value.line == 2
+    siblings = write(project, "<style>rect ~ rect, rect + rect { fill: #ff0000 }</style>"
+                     + '<rect width="20" height="20"/>' * 2, "sib.nf.svg")
+    assert colour(frame(siblings), 10, 10) == (0, 0, 0, 255)  # not applied: linted
+    assert len([f for f in lint_file(siblings) if f.code == "css-unsupported"]) == 2
 
 
 def test_inherited_through_groups_and_descendant_selectors(project: Path) -> None:

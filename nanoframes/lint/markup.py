@@ -17,9 +17,9 @@ def check(comp: Composition) -> Iterator[Finding]:
     for skipped in unapplied(comp.root):
         found = finding(WARNING, "css-unsupported", skipped.style, None,
                         f"{skipped.what} in the style sheet is not applied (nanoframes "
-                        "applies rules whose selectors use types, classes, ids, attributes "
-                        "and combinators; at-rules, pseudo-classes and pseudo-elements "
-                        "are ignored)")
+                        "applies rules whose selectors use types, classes, ids, attributes, "
+                        "descendant and child combinators; at-rules, pseudo-classes, "
+                        "pseudo-elements and sibling combinators are ignored)")
         yield Finding(found.severity, found.code, found.element, found.t, found.message,
                       line=skipped.line or found.line)
     for use in cyclic_uses(comp.root):

@@ -167,7 +167,7 @@ def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
         raise NanoframesError("not-svg", f"the root element is <{local_name(root)}>, not <svg>",
                               path, root.sourceline)
     check_tree(root, path)
-    apply_sheets(root)  # <style> rules onto style= (css.py); bake drops the sheets
+    apply_sheets(root, path)  # <style> rules onto style= (css.py); bake drops the sheets
     line = root.sourceline
 
     def size_attr(name: str) -> int:

@@ -3,7 +3,7 @@
 ThorVG must never see a sheet (an ``@font-face`` in one crashes its loader:
 docs/thorvg.md), so bake drops every ``<style>``. What the sheet says is kept
 here instead, once, when the composition is parsed: each element's matching
-declarations (class, type, id, attribute selectors, combinators, grouped
+declarations (class, type, id, attribute selectors, descendant and child combinators, grouped
 selectors; ordered by specificity, then by order in the document; ``!important``
 honoured) are merged into its ``style=`` attribute, ahead of the element's own
 declarations so that inline style still wins. Everything downstream (fonts,
@@ -18,12 +18,18 @@ for lint (``css-unsupported``).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 
 import cssselect2
 import tinycss2
 from lxml import etree
 
+from ..errors import NanoframesError
 from .svg import SVG_NS
+
+# Selector tests plus ancestor steps for one document (docs/limits.md): 2,000
+# class rules over 20,000 elements take about 20,000; past this a sheet is hostile.
+MAX_STYLE_WORK = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -57,10 +63,60 @@ def _shown(tokens) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def _has_pseudo(tokens) -> bool:
-    """A ``:`` outside brackets: a pseudo-class or pseudo-element (a state such as
-    ``:hover`` has no meaning in a film; nanoframes applies none of them)."""
-    return any(tok.type == "literal" and tok.value in (":", "::") for tok in tokens)
+def _not_applied(tokens) -> bool:
+    """A ``:`` outside brackets is a pseudo-class or pseudo-element (a state such as
+    ``:hover`` has no meaning in a film); ``+`` and ``~`` are sibling combinators,
+    whose matching cost grows with the square of a group's children. nanoframes
+    applies none of them."""
+    return any(tok.type == "literal" and tok.value in (":", "::", "+", "~") for tok in tokens)
+
+
+class _Budget:
+    """Selector tests and ancestor steps spent matching one document, bounded: a
+    hostile sheet (``* * * * x`` over deep groups, thousands of ``*`` rules) would
+    otherwise take time without bound."""
+
+    def __init__(self, limit: int, refuse) -> None:
+        self.left = limit
+        self.refuse = refuse
+
+    def spend(self, n: int) -> None:
+        self.left -= n
+        if self.left < 0:
+            self.refuse()
+
+
+class _Ancestors(tuple):
+    budget: _Budget
+
+    def __iter__(self):
+        for node in tuple.__iter__(self):
+            self.budget.spend(1)
+            yield node
+
+
+class _Wrapper(cssselect2.ElementWrapper):
+    budget: _Budget
+
+    @property
+    def ancestors(self):
+        if self._ancestors is None:
+            chain, node = [], self.parent
+            while node is not None:
+                chain.append(node)
+                node = node.parent
+            found = _Ancestors(chain)
+            found.budget = self.budget
+            self._ancestors = found
+        return self._ancestors
+
+
+class _Matcher(cssselect2.Matcher):
+    budget: _Budget
+
+    def add_relevant_selectors(self, element, selectors, relevant_selectors):
+        self.budget.spend(len(selectors))
+        super().add_relevant_selectors(element, selectors, relevant_selectors)
 
 
 def _declarations(content) -> list[_Decl]:
@@ -74,10 +130,10 @@ def _declarations(content) -> list[_Decl]:
     return out
 
 
-def _read(root) -> tuple[cssselect2.Matcher | None, list[Skipped]]:
+def _read(root) -> tuple[_Matcher | None, list[Skipped]]:
     """Every applicable rule in one matcher (payload: its declarations), and what
     was skipped."""
-    matcher = cssselect2.Matcher()
+    matcher = _Matcher()
     skipped: list[Skipped] = []
     rules = 0
     for style in _sheets(root):
@@ -96,12 +152,13 @@ def _read(root) -> tuple[cssselect2.Matcher | None, list[Skipped]]:
             decls = _declarations(rule.content)
             for part in _split_commas(rule.prelude):
                 shown = _shown(part)
-                if _has_pseudo(part):
+                if _not_applied(part):
                     skipped.append(Skipped(style, _line(style, rule), f"selector {shown!r}"))
                     continue
                 try:
                     compiled = cssselect2.compile_selector_list(part)
-                except cssselect2.SelectorError:
+                except Exception:  # noqa: BLE001 - not only SelectorError: a lone "|" raises
+                    # AttributeError inside cssselect2; any selector it cannot read is skipped
                     skipped.append(Skipped(style, _line(style, rule), f"selector {shown!r}"))
                     continue
                 for selector in compiled:
@@ -128,16 +185,29 @@ def unapplied(root) -> list[Skipped]:
     return _read(root)[1]
 
 
-def apply_sheets(root) -> None:
+def apply_sheets(root, path: Path | None = None) -> None:
     """Merge every matching sheet declaration into each element's ``style=``, in
     cascade order, inline declarations after them (inline wins) and ``!important``
-    sheet declarations last unless the element's own is important too."""
-    if not _sheets(root):
+    sheet declarations last unless the element's own is important too. Matching
+    more than ``MAX_STYLE_WORK`` selector tests and ancestor steps is refused
+    (``style-too-large``)."""
+    sheets = _sheets(root)
+    if not sheets:
         return
     matcher, _ = _read(root)
     if matcher is None:
         return
-    for wrapper in cssselect2.ElementWrapper.from_xml_root(root).iter_subtree():
+
+    def refuse() -> None:
+        raise NanoframesError("style-too-large", f"matching the style sheets takes more than "
+                              f"{MAX_STYLE_WORK:,} selector tests (too many rules that match "
+                              "everything, or long descendant chains)", path,
+                              sheets[0].sourceline)
+
+    budget = _Budget(MAX_STYLE_WORK, refuse)
+    wrapper_type = type("_Counted", (_Wrapper,), {"budget": budget})
+    matcher.budget = budget
+    for wrapper in wrapper_type.from_xml_root(root).iter_subtree():
         matches = matcher.match(wrapper)
         if not matches:
             continue
