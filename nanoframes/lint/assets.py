@@ -42,10 +42,12 @@ def _images(comp: Composition) -> Iterator[Finding]:
 
     nested = False
     loaded: set[str] = set()  # an image referenced many times is checked once
+    inline = 0  # data: images are named by position, as bake names them
     for el in comp.elements:
         if local_name(el) != "image" or not is_drawn(el):
             continue
         href = href_of(el) or ""
+        inline += href.startswith("data:")
         try:
             if is_composition_href(href):
                 resolve_child(comp, el, href)
@@ -53,7 +55,8 @@ def _images(comp: Composition) -> Iterator[Finding]:
             elif is_clip_href(href):  # decoded once per process: the render reuses it
                 load_clip(el, href, comp.directory, comp.project_root, comp.path)
             elif href not in loaded:
-                load_image(href, comp.directory, comp.project_root, comp.path, el.sourceline)
+                load_image(href, comp.directory, comp.project_root, comp.path, el.sourceline,
+                           inline)
                 loaded.add(href)
         except NanoframesError as err:
             yield finding(ERROR, err.code, el, None, err.message, fatal=True)
