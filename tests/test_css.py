@@ -175,3 +175,32 @@ def test_no_sheet_leaves_the_tree_untouched(project: Path) -> None:
     body = '<rect class="a" width="20" height="20" style="fill:#0000ff"/>'
     comp = parse(write(project, body))
     assert comp.root.find(f"{{{NS}}}rect").get("style") == "fill:#0000ff"
+
+
+def test_a_design_tool_export_draws_and_animates(project: Path) -> None:
+    """Illustrator-style: classes in a sheet under <defs>, an embedded bitmap, a timeline
+    that targets an element styled only by its class."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    png = io.BytesIO()
+    Image.new("RGB", (4, 2), (255, 0, 0)).save(png, format="PNG")
+    uri = "data:image/png;base64," + base64.b64encode(png.getvalue()).decode("ascii")
+    body = ('<defs><style>\n  .cls-1 { fill: #1e88e5; }\n'
+            '  .cls-2 { fill: none; stroke: #00ff00; stroke-miterlimit: 10; '
+            'stroke-width: 4px; }\n  .cls-3 { isolation: isolate; }\n</style></defs>'
+            '<g class="cls-3"><rect id="bar" class="cls-1" width="20" height="60"/>'
+            '<line class="cls-2" x1="60" y1="0" x2="60" y2="60"/>'
+            f'<image width="4" height="2" transform="translate(80 0) scale(10)" href="{uri}"/>'
+            '</g>'
+            f'<script {TIMELINE}>{{"animations": [{{"target": "#bar", "keyframes": '
+            '[{"t": 0, "x": 0}, {"t": 1, "x": 40}]}]}</script>')
+    path = write(project, body, "export.nf.svg", 120, 60)
+    first, later = frame(path, 0), frame(path, 5)
+    assert colour(first, 10, 30) == (0x1e, 0x88, 0xe5, 255)
+    assert colour(later, 10, 30)[3] == 0 and colour(later, 30, 30) == (0x1e, 0x88, 0xe5, 255)
+    assert colour(first, 60, 30) == GREEN and colour(first, 65, 30)[3] == 0  # 4px stroke
+    assert colour(first, 100, 10) == RED and colour(first, 100, 30)[3] == 0
+    assert [f.code for f in lint_file(path)] == []
