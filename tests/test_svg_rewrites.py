@@ -216,7 +216,7 @@ def test_prefixed_document_is_written_unprefixed(project: Path) -> None:
 def test_cycle_shapes_draw_without_the_cyclic_use(case: str, tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("")
     path = tmp_path / f"{case}.nf.svg"
-    path.write_bytes((HERE / "svg_style" / f"{case}.nf.svg").read_bytes())
+    path.write_bytes((HERE / "svg_style" / f"{case}.svg.txt").read_bytes())
     out = subprocess.run([sys.executable, "-m", "nanoframes", "render", str(path), "--frame",
                           "0", "-o", str(tmp_path / "f.png")], capture_output=True, text=True,
                          timeout=60)

@@ -2,14 +2,16 @@
 
 No file outside the project root is ever read: absolute paths, ``file:`` and
 remote URLs, ``..`` escapes and symlinks that lead out are refused before any
-byte is read. Nested compositions (an href ending in ``.nf.svg``) are handled
+byte is read. Nested compositions and SVG images (an href ending in ``.svg``) are handled
 by :mod:`nanoframes.bake.nested`.
 
 An image may also be inline (``href="data:image/png;base64,..."``): it is
 validated exactly as a file is, and named by its position (the composition's
-path plus ``#image-N``), since it has no path of its own. PNG and JPEG go to
-ThorVG as they are; the first frame of a GIF or WebP is decoded here and handed
-over as a PNG, and its identity is that frame's pixels (what draws).
+path plus ``#image-N``), since it has no path of its own. PNG, JPEG and a
+still WebP go to ThorVG as they are (it decodes them); the first frame of a GIF
+or an animated WebP, which ThorVG does not draw, is decoded here and handed over
+as a PNG, and its identity is that frame's pixels (what draws). An SVG image is
+a file drawn as a nested composition (``is_composition_href``).
 """
 
 from __future__ import annotations
@@ -147,7 +149,7 @@ def _validate(data: bytes, path: Path) -> Image | _Problem:
     else:
         what = "an SVG document" if _looks_like_svg(data) else "in no format nanoframes reads"
         return _Problem("image-invalid", f"{{href}} is {what}; images must be {ACCEPTED}"
-                        + (" inline; an SVG image is drawn from a .svg file in the project"
+                        + (", and an SVG image a .svg file in the project"
                            if what.startswith("an SVG") else ""))
     if dims is None:
         return _Problem("image-invalid", "{href} has no readable size")
