@@ -23,6 +23,7 @@ from ..model.composition import Composition, aspect_of, local_name, presence_of
 from ..model.geometry import Box, center, local_box
 from ..model.svg import is_drawn, read_number
 from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
+from ..text.content import collect
 from ..text.fonts import Face, FontBook, Resolution, font_book
 from ..text.layout import TextLayouts
 from ..text.style import font_request
@@ -320,9 +321,10 @@ class Baker:
                 for k in clipped:
                     if self.presence[i + 1 + k].factor(t) <= 0.0:
                         remove_keeping_tail(spans[k])
-        text = self.layout.content(i, text_content(el), t)
+        found = collect(el)  # characters, and positioned spans' pieces
+        text = self.layout.content(i, found.text, t)
         # Layout writes font-size, positions, and wraps lines/chip in a <g> when needed.
-        group, runs = self.layout.place(i, el, text)
+        group, runs = self.layout.place(i, el, text, found.pieces)
         if group is not None:
             # ThorVG honours opacity on <g>: chip and lines fade as one picture.
             if opacity < 1.0:
@@ -350,8 +352,9 @@ class Baker:
         idx = self.layout.index_of(el)
         if idx is None:
             return None
-        text = self.layout.content(idx, text_content(el), self.t or 0.0)
-        box = self.layout.box(idx, el, text)
+        found = collect(el)
+        text = self.layout.content(idx, found.text, self.t or 0.0)
+        box = self.layout.box(idx, el, text, found.pieces)
         return None if box is None else (box.x, box.y, box.x + box.w, box.y + box.h)
 
     @functools.cached_property

@@ -14,6 +14,7 @@ from lxml import etree
 from ..model.color import format_color, parse_color
 from ..model.svg import SVG_NS, UNDRAWN_TAGS, XLINK_NS, local_name, read_number
 from ..model.timeline import clamp01, fmt
+from ..text.content import collect
 from ..text.style import parse_style_attr
 from .media import Image
 
@@ -25,7 +26,6 @@ COLOR_OPACITY = {"fill": "fill-opacity", "stroke": "stroke-opacity",
 INHERITED_FONT_PROPS = ("font-family", "font-weight", "font-style", "font-size")
 _URL = re.compile(r"url\(\s*['\"]?\s*([^)'\"\s]*)")
 DROPPED_TAGS = UNDRAWN_TAGS
-_WS = re.compile(r"\s+")
 
 
 def safe_value(value: str) -> bool:
@@ -52,8 +52,8 @@ def remove_keeping_tail(el) -> None:
 
 
 def text_content(el) -> str:
-    """The characters a <text> denotes, whitespace collapsed as SVG does by default."""
-    return _WS.sub(" ", "".join(el.itertext())).strip()
+    """The characters a <text> denotes (text/content.py: hidden spans, xml:space)."""
+    return collect(el).text
 
 
 def set_text(el, text: str) -> None:

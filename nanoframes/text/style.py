@@ -18,6 +18,7 @@ from typing import Any
 
 DEFAULT_SIZE_PX = 16.0
 DEFAULT_WEIGHT = 400
+EX_PER_EM = 0.5  # 1ex: CSS's fallback, half an em (a face's x-height is not read)
 
 _COMMENT = re.compile(r"/\*.*?(\*/|$)", re.DOTALL)
 _SIZE = re.compile(r"^([+]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*([a-z%]*)$", re.IGNORECASE)
@@ -65,6 +66,8 @@ def parse_style_attr(style: str | None) -> dict[str, str]:
     Property names are lower-cased, values stripped (``!important`` dropped);
     declarations without a name or a colon are skipped rather than raised on.
     Semicolons inside quotes do not split. A later duplicate wins, as in CSS.
+    The ``font`` shorthand is expanded into the longhands it sets
+    (:func:`expand_font`); an invalid one is ignored, as CSS ignores it.
     """
     out: dict[str, str] = {}
     if not style:
@@ -76,8 +79,56 @@ def parse_style_attr(style: str | None) -> dict[str, str]:
         if value.lower().endswith("!important"):
             value = value[: -len("!important")].rstrip()
         if sep and value and re.fullmatch(r"-?[a-z_][a-z0-9_-]*", name):
-            out[name] = value
+            if name == "font":
+                out.update(expand_font(value) or {})
+            else:
+                out[name] = value
     return out
+
+
+_FONT_STYLES = ("normal", "italic", "oblique")
+_FONT_VARIANTS = ("small-caps",)
+_FONT_STRETCHES = ("ultra-condensed", "extra-condensed", "condensed", "semi-condensed",
+                   "semi-expanded", "expanded", "extra-expanded", "ultra-expanded")
+
+
+def expand_font(value: str) -> dict[str, str] | None:
+    """The CSS ``font`` shorthand → its longhands, or None when invalid.
+
+    ``[style || variant || weight || stretch] size[/line-height] family``: the
+    size and the family are required; what the shorthand leaves out is reset to
+    its initial value (CSS Fonts 4 §2.8). System fonts (``caption``...) are not
+    read (None).
+    """
+    tokens = split_unquoted(value.strip(), " ")
+    words = [t for t in tokens if t]
+    out = {"font-style": "normal", "font-weight": "normal"}
+    for k, word in enumerate(words):
+        low = word.lower()
+        if low == "normal" or low in _FONT_VARIANTS or low in _FONT_STRETCHES:
+            continue
+        if low in _FONT_STYLES:
+            out["font-style"] = low
+            continue
+        if low in ("bold", "bolder", "lighter") or (
+                re.fullmatch(r"\d+(?:\.\d+)?", low) and _parse_weight(low) is not None):
+            out["font-weight"] = low  # a bare number is a weight, never a size
+            continue
+        size, _, _ = word.partition("/")
+        if _parse_size(size, lambda: DEFAULT_SIZE_PX) is None:
+            return None
+        rest = words[k + 1:]
+        if "/" in word and word.endswith("/") or rest[:1] == ["/"]:  # "12px/ 1.5", "12px / 1.5"
+            rest = rest[2:] if rest[:1] == ["/"] else rest[1:]
+        elif rest and rest[0].startswith("/"):
+            rest = rest[1:]
+        family = " ".join(rest).strip()
+        if not family:
+            return None
+        out["font-size"] = size
+        out["font-family"] = family
+        return out
+    return None
 
 
 def _own_value(element: Any, name: str) -> str | None:
@@ -169,6 +220,8 @@ def _parse_size(value: str, parent_px: Callable[[], float]) -> float | None:
         px = number * DEFAULT_SIZE_PX
     elif unit in ("em", "%"):
         px = number * parent_px() / (100 if unit == "%" else 1)
+    elif unit == "ex":
+        px = number * parent_px() * EX_PER_EM
     else:
         return None
     return px if 0 < px < float("inf") else None
