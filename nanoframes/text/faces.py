@@ -84,6 +84,12 @@ class Face:
     origin: str  # 'bundled' | 'project' | 'host'
     name: str
 
+    @property
+    def travels(self) -> bool:
+        """Whether the face goes where the project goes: bundled or in its font-dirs,
+        not found in this machine's font directories."""
+        return self.origin != "host"
+
 
 class FaceMeta(NamedTuple):
     family: str

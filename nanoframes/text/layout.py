@@ -47,6 +47,7 @@ from ..model.path import Curve
 from ..model.svg import first_number, read_number
 from ..model.timeline import fmt
 from .content import Piece
+from .coverage import missing_characters
 from .curve import CurveLayout, lay_along, read_curve
 from .emit import GROUP_ATTRS, chip_rect, group_for, line_copy  # noqa: F401  (GROUP_ATTRS re-exported)
 from .fonts import Face
@@ -130,6 +131,7 @@ class Run:
     # was laid out, as static text is laid out once).
     canvas: tuple[float, float, float, float] | None = None
     along: bool = False  # a character on a curve: ``box`` already includes its rotation
+    missing: tuple[str, ...] = ()  # characters the face has no glyph for
 
 
 # --- pure layout ---------------------------------------------------------------
@@ -339,9 +341,11 @@ class TextLayouts:
             source = self.comp.elements[i]
             for k, glyph in enumerate(lay.glyphs):
                 ink = glyph.ink
+                face = self.specs[i].face
                 self.runs.append(Run(i, source.sourceline, source.get("id"), k,
-                                     self.specs[i].face.name, lay.size, glyph.text,
-                                     (ink.x, ink.y, ink.w, ink.h), along=True))
+                                     face.name, lay.size, glyph.text,
+                                     (ink.x, ink.y, ink.w, ink.h), along=True,
+                                     missing=missing_characters(face, glyph.text)))
         return group, runs
 
     def _record(self, i: int, el, lay: Layout, x: float, y: float) -> None:
@@ -350,6 +354,8 @@ class TextLayouts:
         source = self.comp.elements[i]
         for k, line in enumerate(lay.lines):
             ink = line.ink.moved(x, y)
+            face = self.specs[i].face
             self.runs.append(Run(i, source.sourceline, source.get("id"), k,
-                                 self.specs[i].face.name, lay.size, line.text,
-                                 (ink.x, ink.y, ink.w, ink.h)))
+                                 face.name, lay.size, line.text,
+                                 (ink.x, ink.y, ink.w, ink.h),
+                                 missing=missing_characters(face, line.text)))
