@@ -262,3 +262,25 @@ def test_a_clip_with_alpha_draws_over_what_is_under_it(tmp_path: Path) -> None:
     assert (drawn[..., 3] == 255).all()
     assert np.abs(drawn[..., :3] - expected).max() <= 2
     assert len(np.unique(clip[..., 3])) > 8  # the blend was tested over many alphas
+
+
+def test_an_unsupported_format_is_one_line_naming_the_accepted_ones(tmp_path: Path) -> None:
+    from nanoframes.errors import NanoframesError
+
+    (tmp_path / "pyproject.toml").write_text("")
+    needs_encoder("ffv1")
+    path = tmp_path / "grey.mkv"
+    with av.open(str(path), "w", format="matroska") as out:
+        stream = out.add_stream("ffv1", rate=12)
+        stream.width, stream.height, stream.pix_fmt = W, H, "gray"
+        frame = av.VideoFrame.from_ndarray(np.full((H, W), 128, np.uint8), format="gray")
+        for packet in [*stream.encode(frame), *stream.encode()]:
+            out.mux(packet)
+    comp = tmp_path / "v.nf.svg"
+    comp.write_text(f'<svg {SVG} data-width="{W}" data-height="{H}" data-fps="12" '
+                    f'data-duration="1"><image href="grey.mkv"/></svg>')
+    with pytest.raises(NanoframesError) as err:
+        Film.open(comp)
+    assert err.value.code == "clip-invalid"
+    message = err.value.message
+    assert "\n" not in message and "gray" in message and "rgba" in message and "yuva" in message
