@@ -9,11 +9,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from fontTools.ttLib import TTFont
 
 from nanoframes.bake.baker import Baker
 from nanoframes.engine.raster import get_rasterizer
 from nanoframes.model.composition import parse
 from nanoframes.text.content import NBSP, collect
+from nanoframes.text.faces import face_x_height
 from nanoframes.text.fonts import FontBook
 from nanoframes.text.measure import Measurer
 from nanoframes.text.runs import advance
@@ -147,12 +149,21 @@ def test_preserve_is_inherited_and_collapse_is_the_default() -> None:
 # --- ex and the font shorthand --------------------------------------------------------
 
 
-def test_ex_is_half_the_parent_font_size(tmp_path, book) -> None:
+def test_ex_is_the_parent_faces_x_height(tmp_path, book) -> None:
+    face = book.default
+    font = TTFont(str(face.path))
+    ratio = font["OS/2"].sxHeight / font["head"].unitsPerEm
+    assert face_x_height(face) == ratio and 0.4 < ratio < 0.6  # Noto Sans: 0.536
     ex = render(tmp_path, book, '<g font-size="48"><text x="20" y="80" font-size="1ex">'
                 'Hex</text></g>', "a")
-    px = render(tmp_path, book, '<text x="20" y="80" font-size="24">Hex</text>', "b")
+    size = 48 * ratio
+    px = render(tmp_path, book, f'<text x="20" y="80" font-size="{size!r}">Hex</text>', "b")
     assert np.array_equal(ex, px)
-    assert near(box(ex[..., 3]), expected(book, 24, "Hex", 20, 80))
+    assert near(box(ex[..., 3]), expected(book, size, "Hex", 20, 80))
+    # a dy in ex moves the line by the text's own x-height
+    moved = render(tmp_path, book, '<text x="20" y="40" font-size="40">A<tspan x="20" '
+                   'dy="2ex">B</tspan></text>', "c")
+    assert near(band(moved, 48, 200), expected(book, 40, "B", 20, 40 + 80 * ratio))
 
 
 def test_font_shorthand_sets_size_weight_and_family(tmp_path, book) -> None:

@@ -26,7 +26,6 @@ from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, 
 from ..text.content import collect
 from ..text.fonts import Face, FontBook, Resolution, font_book
 from ..text.layout import TextLayouts
-from ..text.style import font_request
 from .clips import Clip, is_clip_href, load_clip
 from .media import Image, is_composition_href, load_image
 from .nested import NestedImage, load_nested
@@ -84,7 +83,7 @@ class Baker:
         for i, el in enumerate(els):
             tag = local_name(el)
             if tag == "text":
-                req = font_request(el)
+                req = self.book.request(el)  # font_request, with the faces' ex
                 self.fonts[i] = self.book.resolve(req)
                 self.sizes[i] = req.size_px
             elif tag == "image" and self._drawn(el):

@@ -14,6 +14,7 @@ import unicodedata
 from functools import lru_cache
 from pathlib import Path
 
+from ..files import open_regular
 from .faces import Face
 from .sfnt import CharMap, SfntError, read_sfnt
 
@@ -24,7 +25,7 @@ _SILENT = frozenset({"Cc", "Cf", "Zl", "Zp"})
 @lru_cache(maxsize=64)
 def _char_map(path: str, mtime_ns: int, size: int) -> CharMap | None:
     try:
-        with open(path, "rb") as fh:
+        with open_regular(path) as fh:
             return read_sfnt(fh).char_map()
     except (OSError, SfntError, ValueError):
         return None

@@ -50,7 +50,7 @@ from .content import Piece
 from .coverage import missing_characters
 from .curve import CurveLayout, lay_along, read_curve
 from .emit import GROUP_ATTRS, chip_rect, group_for, line_copy  # noqa: F401  (GROUP_ATTRS re-exported)
-from .fonts import Face
+from .fonts import Face, face_x_height
 from .frame_text import (  # noqa: F401  (re-exported: tests and callers import them here)
     FRAME_FIELDS,
     check_template,
@@ -251,7 +251,7 @@ class TextLayouts:
             if pieces is not None:
                 el = self.comp.elements[i]
                 lines = tuple(Line(t, dx, dy, ink, paint) for t, dx, dy, ink, paint in lay_pieces(
-                    pieces, spec.size, spec.anchor, first_number(el, "x"),
+                    pieces, spec.size, face_x_height(spec.face), spec.anchor, first_number(el, "x"),
                     first_number(el, "y"), lambda s: measure(spec.size, s)))
                 found = Layout(spec.size, lines or (Line("", 0.0, 0.0, Ink(0, 0, 0, 0)),))
             elif spec.curve is not None:

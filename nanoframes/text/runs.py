@@ -19,7 +19,6 @@ from collections.abc import Callable
 
 from .content import Piece
 from .measure import Ink, union
-from .style import EX_PER_EM
 
 _SENTINEL = "H"
 
@@ -42,31 +41,32 @@ def advance(measure: Callable[[str], Ink], text: str) -> float:
     return (wrapped.x + wrapped.w) - (bare.x + bare.w)
 
 
-def _px(value, size: float) -> float | None:
-    if value is None or isinstance(value, float):
-        return value
-    number, unit = value
-    return number * size * (EX_PER_EM if unit == "ex" else 1.0)
-
-
-def lay_pieces(pieces: tuple[Piece, ...], size: float, anchor: str, x0: float, y0: float,
-               measure: Callable[[str], Ink]
+def lay_pieces(pieces: tuple[Piece, ...], size: float, ex: float, anchor: str, x0: float,
+               y0: float, measure: Callable[[str], Ink]
                ) -> list[tuple[str, float, float, Ink, tuple[tuple[str, str], ...]]]:
     """``(text, dx, dy, ink, paint)`` of each piece with ink, relative to the text's
-    own ``x0``, ``y0``; ``measure`` is bound to the face and size."""
+    own ``x0``, ``y0``; ``measure`` is bound to the face and size, ``ex`` is the
+    face's x-height in em."""
+
+    def _px(value) -> float | None:
+        if value is None or isinstance(value, float):
+            return value
+        number, unit = value
+        return number * size * (ex if unit == "ex" else 1.0)
+
     placed: list[list] = []  # [text, pen x, pen y, ink, paint, chunk]
     cx = cy = 0.0
     chunk = 0
     for piece in pieces:
-        x, y = _px(piece.x, size), _px(piece.y, size)
+        x, y = _px(piece.x), _px(piece.y)
         if x is not None or y is not None:
             chunk += 1
         if x is not None:
             cx = x - x0
         if y is not None:
             cy = y - y0
-        cx += _px(piece.dx, size) or 0.0
-        cy += _px(piece.dy, size) or 0.0
+        cx += _px(piece.dx) or 0.0
+        cy += _px(piece.dy) or 0.0
         body = piece.text.strip(" ")
         if body:  # ThorVG trims the spaces around a run: the pen skips them instead
             lead = piece.text[:len(piece.text) - len(piece.text.lstrip(" "))]

@@ -105,6 +105,17 @@ class Sfnt:
             raise SfntError("no 'cmap' table")
         return read_cmap(self.table("cmap"))
 
+    def x_height(self) -> float | None:
+        """``OS/2`` ``sxHeight`` over ``head`` ``unitsPerEm`` (the x-height in em);
+        None where the face does not say (``OS/2`` before version 2)."""
+        if "OS/2" not in self.tables or "head" not in self.tables:
+            return None
+        os2, head = self.table("OS/2"), self.table("head")
+        if len(os2) < 88 or len(head) < 20 or struct.unpack_from(">H", os2, 0)[0] < 2:
+            return None
+        height, upem = struct.unpack_from(">h", os2, 86)[0], struct.unpack_from(">H", head, 18)[0]
+        return height / upem if height > 0 and upem > 0 else None
+
     def weight_and_selection(self) -> tuple[int, int] | None:
         """``OS/2`` ``usWeightClass`` and ``fsSelection``; None without an ``OS/2`` table."""
         if "OS/2" not in self.tables:

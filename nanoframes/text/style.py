@@ -18,7 +18,7 @@ from typing import Any
 
 DEFAULT_SIZE_PX = 16.0
 DEFAULT_WEIGHT = 400
-EX_PER_EM = 0.5  # 1ex: CSS's fallback, half an em (a face's x-height is not read)
+EX_PER_EM = 0.5  # 1ex where a face does not give its x-height: CSS's fallback, half an em
 
 _COMMENT = re.compile(r"/\*.*?(\*/|$)", re.DOTALL)
 _SIZE = re.compile(r"^([+]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*([a-z%]*)$", re.IGNORECASE)
@@ -205,8 +205,10 @@ def _parse_style(value: str) -> str | None:
     return None
 
 
-def _parse_size(value: str, parent_px: Callable[[], float]) -> float | None:
-    """px for a font-size value; None when invalid. ``em``/``%`` scale the parent's size."""
+def _parse_size(value: str, parent_px: Callable[[], float],
+                parent_ex: Callable[[], float] = lambda: EX_PER_EM) -> float | None:
+    """px for a font-size value; None when invalid. ``em``/``%`` scale the parent's size,
+    ``ex`` the parent's size times its face's x-height (``parent_ex``, in em)."""
     v = value.strip().lower()
     if v in _SIZE_KEYWORDS:
         return _SIZE_KEYWORDS[v]
@@ -221,26 +223,30 @@ def _parse_size(value: str, parent_px: Callable[[], float]) -> float | None:
     elif unit in ("em", "%"):
         px = number * parent_px() / (100 if unit == "%" else 1)
     elif unit == "ex":
-        px = number * parent_px() * EX_PER_EM
+        px = number * parent_px() * parent_ex()
     else:
         return None
     return px if 0 < px < float("inf") else None
 
 
-def _computed_size(element: Any) -> float:
+def _computed_size(element: Any, ex_of: Callable[[Any], float] | None = None) -> float:
     node = element
     while node is not None:
         raw = _own_value(node, "font-size")
         if raw is not None and raw.lower() != "inherit":
-            px = _parse_size(raw, partial(_computed_size, node.getparent()))
+            parent = node.getparent()
+            px = _parse_size(raw, partial(_computed_size, parent, ex_of),
+                             partial(ex_of, parent) if ex_of else lambda: EX_PER_EM)
             if px is not None:
                 return px
         node = node.getparent()
     return DEFAULT_SIZE_PX
 
 
-def font_request(element: Any) -> FontRequest:
-    """The font an lxml element asks for, with inheritance resolved."""
+def font_request(element: Any, ex_of: Callable[[Any], float] | None = None) -> FontRequest:
+    """The font an lxml element asks for, with inheritance resolved. ``ex_of(node)``
+    is 1ex in em for the font ``node`` (None: the root's parent) draws with; without
+    it, CSS's fallback of half an em."""
     family = inherited(element, "font-family")
     style = next(
         (s for s in map(_parse_style, _declarations(element, "font-style")) if s), "normal"
@@ -249,5 +255,5 @@ def font_request(element: Any) -> FontRequest:
         family=family,
         weight=_computed_weight(element),
         style=style,
-        size_px=_computed_size(element),
+        size_px=_computed_size(element, ex_of),
     )
