@@ -24,9 +24,9 @@ from ..model.geometry import Box, center, local_box
 from ..model.limits import cyclic_uses
 from ..model.svg import is_drawn, read_number
 from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
+from ..text.content import collect
 from ..text.fonts import Face, FontBook, Resolution, font_book
 from ..text.layout import TextLayouts
-from ..text.style import font_request
 from .clips import Clip, is_clip_href, load_clip
 from .media import Image, is_composition_href, load_image
 from .nested import NestedImage, load_nested
@@ -87,7 +87,7 @@ class Baker:
         for i, el in enumerate(els):
             tag = local_name(el)
             if tag == "text":
-                req = font_request(el)
+                req = self.book.request(el)  # font_request, with the faces' ex
                 self.fonts[i] = self.book.resolve(req)
                 self.sizes[i] = req.size_px
             elif tag == "image" and self._drawn(el):
@@ -329,9 +329,10 @@ class Baker:
                 for k in clipped:
                     if self.presence[i + 1 + k].factor(t) <= 0.0:
                         remove_keeping_tail(spans[k])
-        text = self.layout.content(i, text_content(el), t)
+        found = collect(el)  # characters, and positioned spans' pieces
+        text = self.layout.content(i, found.text, t)
         # Layout writes font-size, positions, and wraps lines/chip in a <g> when needed.
-        group, runs = self.layout.place(i, el, text)
+        group, runs = self.layout.place(i, el, text, found.pieces)
         if group is not None:
             # ThorVG honours opacity on <g>: chip and lines fade as one picture.
             if opacity < 1.0:
@@ -359,8 +360,9 @@ class Baker:
         idx = self.layout.index_of(el)
         if idx is None:
             return None
-        text = self.layout.content(idx, text_content(el), self.t or 0.0)
-        box = self.layout.box(idx, el, text)
+        found = collect(el)
+        text = self.layout.content(idx, found.text, self.t or 0.0)
+        box = self.layout.box(idx, el, text, found.pieces)
         return None if box is None else (box.x, box.y, box.x + box.w, box.y + box.h)
 
     @functools.cached_property

@@ -1,11 +1,13 @@
-"""Video clips as media: ``<image href="clip.mp4">`` (also ``.webm``, ``.mov``).
+"""Video clips as media: ``<image href="clip.mp4">`` (also ``.webm``, ``.mov``,
+``.mkv``).
 
 A clip is decoded once per process per file version through PyAV (one decoder
-thread), every frame kept as a PNG ``data:`` URI. The YUV → RGB conversion is
-done here in integer numpy arithmetic, not by FFmpeg's scaler, so a frame's
-pixels do not depend on the CPU's SIMD path: limited-range BT.601 (BT.709 from
-720 rows up, or where the stream says so), full range for ``yuvj`` formats,
-chroma repeated (nearest), alpha 255. The frame shown at film time ``t`` is
+thread), every frame kept as a PNG ``data:`` URI. The conversion to straight
+RGBA is done in integer numpy arithmetic (:mod:`.pixels`: packed RGB, 8- to
+12-bit planar YUV, alpha kept), not by FFmpeg's scaler, so a frame's pixels do
+not depend on the CPU's SIMD path. VP8/VP9 with an alpha channel (WebM's
+``alpha_mode``) is decoded through libvpx, the one FFmpeg decoder that reads
+the alpha layer (the built-in one drops it). The frame shown at film time ``t`` is
 the last one whose presentation time is at most ``data-in + (t − data-start)
 × data-speed`` (exact rationals): the first before the clip starts, the last
 after it ends, or wrapped modulo the clip's length with ``data-loop``.
@@ -30,25 +32,20 @@ from typing import TYPE_CHECKING
 from ..errors import NanoframesError
 from ..files import read_regular
 from .media import resolve_reference
+from .pixels import frame_rgba as _frame_rgba  # noqa: F401  (tests import it here)
+from .pixels import rgba_from_yuv  # noqa: F401  (re-exported)
 from .timing import Timing, read_timing
 
 if TYPE_CHECKING:  # imported where a clip is decoded: most films have none
     import numpy as np
 
-CLIP_SUFFIXES = (".mp4", ".webm", ".mov")
+CLIP_SUFFIXES = (".mp4", ".webm", ".mov", ".mkv")
+# Decoders that keep a WebM alpha layer (FFmpeg's own VP8/VP9 decoders drop it).
+_ALPHA_DECODERS = {"vp8": "libvpx", "vp9": "libvpx-vp9"}
 MAX_CLIP_BYTES = 64 * 1024 * 1024
 MAX_CLIP_SIDE = 4096
 MAX_CLIP_FRAMES = 3600
 MAX_CLIP_PIXELS = 256 * 1024 * 1024  # all decoded frames together
-# YUV -> RGB in 8.8 fixed point: (Y gain, V->R, U->G, V->G, U->B) and Y/UV offsets.
-_MATRICES = {
-    ("bt601", False): (298, 409, 100, 208, 516, 16),
-    ("bt709", False): (298, 459, 55, 136, 541, 16),
-    ("bt601", True): (256, 359, 88, 183, 454, 0),
-    ("bt709", True): (256, 403, 48, 120, 475, 0),
-}
-_PLANAR = {"yuv420p": (2, 2, False), "yuvj420p": (2, 2, True), "yuv422p": (2, 1, False),
-           "yuvj422p": (2, 1, True), "yuv444p": (1, 1, False), "yuvj444p": (1, 1, True)}
 
 
 def is_clip_href(href: str | None) -> bool:
@@ -104,52 +101,12 @@ class Clip:
         return self.decoded.uris[self.frame_at(t)]
 
 
-def rgba_from_yuv(y: np.ndarray, u: np.ndarray, v: np.ndarray, sub: tuple[int, int],
-                  full: bool, matrix: str) -> np.ndarray:
-    """Integer YUV → straight RGBA (uint8), chroma repeated to full size."""
-    import numpy as np
-
-    gain, vr, ug, vg, ub, off = _MATRICES[(matrix, full)]
-    h, w = y.shape
-    sx, sy = sub
-    u = np.repeat(np.repeat(u, sy, axis=0), sx, axis=1)[:h, :w].astype(np.int32) - 128
-    v = np.repeat(np.repeat(v, sy, axis=0), sx, axis=1)[:h, :w].astype(np.int32) - 128
-    c = (y.astype(np.int32) - off) * gain + 128
-    out = np.empty((h, w, 4), dtype=np.uint8)
-    out[..., 0] = np.clip((c + vr * v) >> 8, 0, 255)
-    out[..., 1] = np.clip((c - ug * u - vg * v) >> 8, 0, 255)
-    out[..., 2] = np.clip((c + ub * u) >> 8, 0, 255)
-    out[..., 3] = 255
-    return out
-
-
 def _png_uri(rgba: np.ndarray) -> str:
     from PIL import Image as PILImage
 
     buf = io.BytesIO()
     PILImage.fromarray(rgba, "RGBA").save(buf, format="PNG", compress_level=1)
     return "data:image/png;base64," + base64.b64encode(buf.getvalue()).decode("ascii")
-
-
-def _frame_rgba(frame) -> np.ndarray:
-    import numpy as np
-
-    fmt = frame.format.name
-    if fmt not in _PLANAR:
-        raise ValueError(f"pixel format {fmt} is not supported (use yuv420p, yuv422p or "
-                         "yuv444p)")
-    sx, sy, full = _PLANAR[fmt]
-    full = full or getattr(frame, "color_range", 0) == 2
-    w, h = frame.width, frame.height
-    planes = []
-    for k, (pw, ph) in enumerate(((w, h), (-(-w // sx), -(-h // sy)), (-(-w // sx), -(-h // sy)))):
-        plane = frame.planes[k]
-        rows = np.frombuffer(plane, dtype=np.uint8).reshape(-1, plane.line_size)
-        planes.append(rows[:ph, :pw])
-    space = str(getattr(frame, "colorspace", "") or "").lower()
-    matrix = "bt709" if ("709" in space or (h >= 720 and "601" not in space
-                                              and "470" not in space)) else "bt601"
-    return rgba_from_yuv(*planes, (sx, sy), full, matrix)
 
 
 @lru_cache(maxsize=8)
@@ -178,7 +135,7 @@ def _decode(path: Path, mtime_ns: int, size: int) -> Decoded | tuple[str, str]:
             stream.codec_context.thread_count = 1
             base = stream.time_base or Fraction(1, 90000)
             first = None
-            for frame in container.decode(stream):
+            for frame in _frames(av, container, stream):
                 if len(times) >= MAX_CLIP_FRAMES:
                     return ("clip-too-large", f"{{href}} has more than {MAX_CLIP_FRAMES} "
                             "frames")
@@ -207,6 +164,22 @@ def _decode(path: Path, mtime_ns: int, size: int) -> Decoded | tuple[str, str]:
         times, uris = [times[k] for k in order], [uris[k] for k in order]
     step = times[-1] - times[-2] if len(times) > 1 else Fraction(1, 30)
     return Decoded(path, sha, w, h, tuple(times), times[-1] + step, tuple(uris))
+
+
+def _frames(av, container, stream):
+    """The stream's decoded frames; a VP8/VP9 stream with alpha through libvpx."""
+    name = _ALPHA_DECODERS.get(stream.codec_context.name)
+    if name is None or str(stream.metadata.get("alpha_mode", "")).strip() != "1":
+        yield from container.decode(stream)
+        return
+    try:
+        ctx = av.CodecContext.create(name, "r")
+    except (av.error.FFmpegError, ValueError):  # a build without libvpx: no alpha
+        yield from container.decode(stream)
+        return
+    ctx.thread_count = 1
+    for packet in container.demux(stream):  # the last, empty packet flushes
+        yield from ctx.decode(packet)
 
 
 def load_clip(el, href: str, comp_dir: Path, project_root: Path, file: Path) -> Clip:

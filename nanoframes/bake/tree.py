@@ -21,6 +21,7 @@ from ..model.svg import (
     read_number,
 )
 from ..model.timeline import clamp01, fmt
+from ..text.content import collect
 from ..text.style import parse_style_attr
 from .media import Image
 
@@ -32,7 +33,6 @@ COLOR_OPACITY = {"fill": "fill-opacity", "stroke": "stroke-opacity",
 INHERITED_FONT_PROPS = ("font-family", "font-weight", "font-style", "font-size")
 _URL = re.compile(r"url\(\s*['\"]?\s*([^)'\"\s]*)")
 DROPPED_TAGS = UNDRAWN_TAGS
-_WS = re.compile(r"\s+")
 
 
 def safe_value(value: str) -> bool:
@@ -59,8 +59,8 @@ def remove_keeping_tail(el) -> None:
 
 
 def text_content(el) -> str:
-    """The characters a <text> denotes, whitespace collapsed as SVG does by default."""
-    return _WS.sub(" ", "".join(el.itertext())).strip()
+    """The characters a <text> denotes (text/content.py: hidden spans, xml:space)."""
+    return collect(el).text
 
 
 def set_text(el, text: str) -> None:

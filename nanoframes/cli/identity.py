@@ -14,7 +14,8 @@ def register(sub) -> None:
     p = sub.add_parser(
         "identity", help="print a composition's identity",
         description="Print the four identity components (source, media, fonts, toolchain) "
-        "and the toolchain's four parts, with the files media and fonts cover.")
+        "and the toolchain's four parts, with the files media and fonts cover (a face "
+        "from this machine's font directories is marked host).")
     p.add_argument("composition", type=Path)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
@@ -31,6 +32,8 @@ def run(args: argparse.Namespace) -> int:
     parts = toolchain_parts(film.baker.uses_video())
     media = media_items(film.comp, film.baker)
     fonts = font_items(film.baker)
+    # Faces that do not travel: found in this machine's font directories only.
+    host = {face.path.name: str(face.path) for face in film.baker.faces() if not face.travels}
     if args.json:
         print(json.dumps({
             "key": relative_key(args.composition, config.root),
@@ -38,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
             "toolchain_parts": parts,
             "media_files": dict(media),
             "font_files": dict(fonts),
+            "host_fonts": host,
         }, indent=2))
         return 0
     print(relative_key(args.composition, config.root))
@@ -45,7 +49,9 @@ def run(args: argparse.Namespace) -> int:
         print(f"  {name:<10} {value}")
         covered = {"media": media, "fonts": fonts}.get(name, [])
         for file, digest in covered:
-            print(f"    {file}  {digest[:16]}")
+            where = (f"  host: {host[file]} (not bundled, not in font-dirs: does not "
+                     "travel)") if name == "fonts" and file in host else ""
+            print(f"    {file}  {digest[:16]}{where}")
         if name == "toolchain":
             for part in parts:
                 print(f"    {part:<14} {parts[part]}")

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -106,16 +107,28 @@ def _row(run: Run) -> dict:
 
 def run(args: argparse.Namespace) -> int:
     runs = measure_runs(args.composition, args.frame, args.t)
-    if args.json:
+    if args.json:  # each row's "missing" lists the characters its face cannot draw
         print(json.dumps([_row(r) for r in runs], indent=2, ensure_ascii=False))
-        return 0
-    for r in runs:
-        who = f"#{r.id}" if r.id else f"line {r.source_line}"
-        if r.run:
-            who += f"[{r.run}]"
-        x, y, w, h = r.canvas or r.box  # where the ink lands; --json also gives user space
-        print(f"{who}  {r.face}  {r.size:g}px  x={x:.2f} y={y:.2f} w={w:.2f} h={h:.2f}  "
-              f"{json.dumps(r.text, ensure_ascii=False)}")
-    if not runs:
-        print("no text drawn in this frame")
+    else:
+        for r in runs:
+            x, y, w, h = r.canvas or r.box  # where the ink lands; --json also gives user space
+            print(f"{_who(r)}  {r.face}  {r.size:g}px  x={x:.2f} y={y:.2f} w={w:.2f} "
+                  f"h={h:.2f}  {json.dumps(r.text, ensure_ascii=False)}")
+        if not runs:
+            print("no text drawn in this frame")
+    _warn_missing(args.composition, runs)
     return 0
+
+
+def _who(r: Run) -> str:
+    return (f"#{r.id}" if r.id else f"line {r.source_line}") + (f"[{r.run}]" if r.run else "")
+
+
+def _warn_missing(path: Path, runs: list[Run]) -> None:
+    """On stderr, after the listing: what lint calls ``glyph-missing``."""
+    from ..text.coverage import describe_missing
+
+    for r in runs:
+        if r.missing:
+            print(f"warning[glyph-missing]: {path}: {_who(r)}: face {r.face!r} has no glyph "
+                  f"for {describe_missing(r.missing)}", file=sys.stderr)

@@ -9,6 +9,7 @@ and a render failure name the same thing the same way.
 from __future__ import annotations
 
 import difflib
+import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -17,6 +18,8 @@ from ..errors import NanoframesError
 from ..model.color import parse_color
 from ..model.composition import Composition
 from ..model.svg import href_of, is_drawn, local_name
+from ..text.content import collect
+from ..text.coverage import describe_missing, missing_characters
 from ..text.fonts import font_book, is_generic, parse_family_list
 from ..text.style import font_request, parse_style_attr
 from .findings import ERROR, WARNING, Finding, finding
@@ -26,6 +29,7 @@ if TYPE_CHECKING:
 
 PAINT_ATTRS = ("fill", "stroke", "stop-color", "flood-color", "lighting-color", "data-bg")
 MAX_LISTED_FAMILIES = 12
+_FIELD = re.compile(r"\{[^{}]*\}")  # a data-frame-text field: digits, drawn by any face
 
 
 def check(comp: Composition, ctx: Context) -> Iterator[Finding]:
@@ -88,11 +92,10 @@ def _fonts(comp: Composition, ctx: Context) -> Iterator[Finding]:
         if local_name(el) != "text" or not is_drawn(el):
             continue
         req = font_request(el)
-        named = [f for f in parse_family_list(req.family) if not is_generic(f)]
-        if not named:
-            continue
         res = book.resolve(req)
-        if not res.fallback:
+        yield from _travel(el, res.face)
+        named = [f for f in parse_family_list(req.family) if not is_generic(f)]
+        if not named or not res.fallback:
             continue
         close: list[str] = []
         for name in named:
@@ -106,6 +109,25 @@ def _fonts(comp: Composition, ctx: Context) -> Iterator[Finding]:
                       f"({', '.join(repr(n) for n in named)}); it draws with the default face "
                       f"{res.face.family!r}. Values that resolve: "
                       f"{', '.join(repr(f) for f in listed)}{more}")
+
+
+def _travel(el, face) -> Iterator[Finding]:
+    """A face from the host's font folders; characters the face cannot draw."""
+    if not face.travels:
+        yield finding(WARNING, "font-host", el, None,
+                      f"the text draws with {face.family!r} ({face.path.name}) from this "
+                      f"machine's font directory {str(face.path.parent)!r}, which is neither "
+                      "bundled nor in the project's font-dirs: on a machine without that "
+                      "file it draws with another face, and the film's fonts identity "
+                      "changes. Copy the file into a font-dirs directory of the project")
+    template = el.get("data-frame-text")
+    text = _FIELD.sub("", template) if template is not None else collect(el).text
+    missing = missing_characters(face, text)
+    if missing:
+        yield finding(WARNING, "glyph-missing", el, None,
+                      f"face {face.name!r} ({face.family}) has no glyph for "
+                      f"{describe_missing(missing)}: they draw as empty boxes or not at "
+                      "all. Name a family that covers them in font-family")
 
 
 def _paints(comp: Composition) -> Iterator[str]:

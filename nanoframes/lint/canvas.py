@@ -231,12 +231,10 @@ def _plain_measure(comp: Composition) -> Callable[[Any], Box | None]:
     from ..config import load_config
     from ..engine.raster import get_rasterizer
     from ..text.fonts import face_bytes, font_book
-    from ..text.style import font_request
-
     book = font_book(load_config(comp.project_root))
 
     def measure(el) -> Box | None:
-        req = font_request(el)
+        req = book.request(el)
         face = book.resolve(req).face
         rast = get_rasterizer()
         rast.register_font(face.name, face_bytes(face))

@@ -29,7 +29,7 @@ from typing import NamedTuple
 
 from ..files import open_regular, read_regular
 from .sfnt import NameRecord, Sfnt, SfntError, read_sfnt
-from .style import DEFAULT_WEIGHT
+from .style import DEFAULT_WEIGHT, EX_PER_EM
 
 FONT_SUFFIXES = (".ttf", ".otf")
 BUNDLED_PACKAGE = "nanoframes.fonts"
@@ -83,6 +83,12 @@ class Face:
     style: str
     origin: str  # 'bundled' | 'project' | 'host'
     name: str
+
+    @property
+    def travels(self) -> bool:
+        """Whether the face goes where the project goes: bundled or in its font-dirs,
+        not found in this machine's font directories."""
+        return self.origin != "host"
 
 
 class FaceMeta(NamedTuple):
@@ -157,6 +163,26 @@ def _weight_from_subfamily(subfamily: str) -> int:
         if any(w in subfamily.replace(" ", "").replace("-", "") for w in words):
             return weight
     return DEFAULT_WEIGHT
+
+
+@lru_cache(maxsize=256)
+def _x_height(path: str, mtime_ns: int, size: int) -> float:
+    try:
+        with open_regular(Path(path)) as fh:
+            found = read_sfnt(fh).x_height()
+    except (OSError, SfntError, struct.error):
+        found = None
+    return found if found is not None else EX_PER_EM
+
+
+def face_x_height(face: Face) -> float:
+    """1ex of ``face`` in em: its ``OS/2`` x-height, else CSS's fallback, 0.5
+    (cached per file version)."""
+    try:
+        st = face.path.stat()
+    except OSError:
+        return EX_PER_EM
+    return _x_height(str(face.path), st.st_mtime_ns, st.st_size)
 
 
 def face_meta(path: Path) -> FaceMeta | None:

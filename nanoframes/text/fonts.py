@@ -28,11 +28,12 @@ from .faces import (
     face_digest,
     face_file,
     face_meta,
+    face_x_height,
     font_files,
     host_font_dirs,
     unique_name,
 )
-from .style import DEFAULT_WEIGHT, FontRequest, split_unquoted
+from .style import DEFAULT_WEIGHT, FontRequest, font_request, split_unquoted
 
 if TYPE_CHECKING:
     from ..config import Config
@@ -193,6 +194,16 @@ class FontBook:
         default = self.default
         bundled = [f for f in self._families[default.family.casefold()] if f.origin == "bundled"]
         return Resolution(self.best(bundled, weight, style), True, value, None)
+
+    def ex_of(self, node) -> float:
+        """1ex in em for the font ``node`` draws with (its face's x-height); the
+        default face's for None (above the root)."""
+        face = self.resolve(font_request(node)).face if node is not None else self.default
+        return face_x_height(face)
+
+    def request(self, element) -> FontRequest:
+        """``font_request`` with ``ex`` read from the faces this book resolves."""
+        return font_request(element, self.ex_of)
 
     @staticmethod
     def best(faces: list[Face], weight: int, style: str) -> Face:

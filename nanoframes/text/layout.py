@@ -46,9 +46,11 @@ from ..model.color import format_color, parse_color
 from ..model.path import Curve
 from ..model.svg import first_number, read_number
 from ..model.timeline import fmt
+from .content import Piece
+from .coverage import missing_characters
 from .curve import CurveLayout, lay_along, read_curve
 from .emit import GROUP_ATTRS, chip_rect, group_for, line_copy  # noqa: F401  (GROUP_ATTRS re-exported)
-from .fonts import Face
+from .fonts import Face, face_x_height
 from .frame_text import (  # noqa: F401  (re-exported: tests and callers import them here)
     FRAME_FIELDS,
     check_template,
@@ -57,6 +59,7 @@ from .frame_text import (  # noqa: F401  (re-exported: tests and callers import 
 )
 from .linebreak import break_units, wrap_lines  # noqa: F401  (re-exported)
 from .measure import Ink, Measurer, union
+from .runs import anchor_shift, lay_pieces
 from .style import inherited
 
 LINE_PITCH = 1.2  # × font-size, between wrapped lines
@@ -98,6 +101,7 @@ class Line:
     dx: float  # offset of this line's pen from the element's x (anchor shift)
     dy: float  # offset from the element's y (line pitch)
     ink: Ink  # relative to the element's x, y: dx and dy already applied
+    paint: tuple[tuple[str, str], ...] = ()  # a positioned span's own fill, stroke...
 
 
 @dataclass(frozen=True)
@@ -127,6 +131,7 @@ class Run:
     # was laid out, as static text is laid out once).
     canvas: tuple[float, float, float, float] | None = None
     along: bool = False  # a character on a curve: ``box`` already includes its rotation
+    missing: tuple[str, ...] = ()  # characters the face has no glyph for
 
 
 # --- pure layout ---------------------------------------------------------------
@@ -156,15 +161,6 @@ def fit_size(width_at: Callable[[float], float], size: float, limit: float,
         else:
             lo = mid + 1
     return grid[lo]
-
-
-def anchor_shift(ink: Ink, anchor: str) -> float:
-    """How far to move the pen so the ink sits on x as ``anchor`` says."""
-    if ink.empty or anchor == "start":
-        return 0.0
-    if anchor == "middle":
-        return -(ink.x + ink.w / 2)
-    return -(ink.x + ink.w)  # end
 
 
 def lay_out(spec: TextSpec, text: str, measure: Measure) -> Layout:
@@ -240,16 +236,25 @@ class TextLayouts:
         return format_frame_text(template, frame_values(t or 0.0, comp.fps, comp.frame_count,
                                                         comp.duration))
 
-    def layout(self, i: int, text: str) -> Layout | CurveLayout:
-        key = (i, text)
+    def layout(self, i: int, text: str, pieces: tuple[Piece, ...] | None = None
+               ) -> Layout | CurveLayout:
+        spec = self.specs[i]
+        if spec.curve is not None or spec.template is not None:
+            pieces = None  # the curve or the template decides what is drawn where
+        key = (i, text, pieces)
         found = self._cache.get(key)
         if found is None:
-            spec = self.specs[i]
 
             def measure(size: float, s: str) -> Ink:
                 return self.measurer.ink(spec.face, size, s)
 
-            if spec.curve is not None:
+            if pieces is not None:
+                el = self.comp.elements[i]
+                lines = tuple(Line(t, dx, dy, ink, paint) for t, dx, dy, ink, paint in lay_pieces(
+                    pieces, spec.size, face_x_height(spec.face), spec.anchor, first_number(el, "x"),
+                    first_number(el, "y"), lambda s: measure(spec.size, s)))
+                found = Layout(spec.size, lines or (Line("", 0.0, 0.0, Ink(0, 0, 0, 0)),))
+            elif spec.curve is not None:
                 el = self.comp.elements[i]
                 found = lay_along(spec.curve, text, spec.size, spec.anchor, measure,
                                   self.comp.path, el.sourceline)
@@ -266,22 +271,23 @@ class TextLayouts:
         exact = [i for i in same if self.comp.elements[i].get("id") == el.get("id")]
         return (exact or same or [None])[0]
 
-    def box(self, i: int, el, text: str) -> Ink | None:
+    def box(self, i: int, el, text: str, pieces: tuple[Piece, ...] | None = None
+            ) -> Ink | None:
         """The laid-out ink box of ``el`` in its own user space (for auto pivots)."""
-        lay = self.layout(i, text)
+        lay = self.layout(i, text, pieces)
         ink = lay.ink
         if isinstance(lay, CurveLayout):  # placed by the curve, not by x/y
             return ink
         return ink.moved(first_number(el, "x"), first_number(el, "y")) if ink else None
 
-    def place(self, i: int, el, text: str) -> tuple[etree._Element | None,
-                                                   list[tuple[etree._Element, str]]]:
+    def place(self, i: int, el, text: str, pieces: tuple[Piece, ...] | None = None
+              ) -> tuple[etree._Element | None, list[tuple[etree._Element, str]]]:
         """Lay ``el`` out in a frame's document. Returns the wrapping group (None
         when the text stays one plain element) and each ``<text>`` with the
         characters it must draw; the caller writes them (as CDATA) and puts
         the opacity on the group, or folds it into the text's paint."""
         spec = self.specs[i]
-        lay = self.layout(i, text)
+        lay = self.layout(i, text, pieces)
         if isinstance(lay, CurveLayout):
             return self._place_along(i, el, lay)
         x, y = first_number(el, "x"), first_number(el, "y")
@@ -293,6 +299,10 @@ class TextLayouts:
             line = lay.lines[0]
             if line.dx:
                 el.set("x", fmt(x + line.dx))
+            if line.dy:
+                el.set("y", fmt(y + line.dy))
+            for name, value in line.paint:
+                el.set(name, value)
             self._record(i, el, lay, x, y)
             return None, [(el, line.text)]
         group = group_for(el)
@@ -303,6 +313,8 @@ class TextLayouts:
             node = el if not runs else line_copy(el)
             node.set("x", fmt(x + line.dx))
             node.set("y", fmt(y + line.dy))
+            for name, value in line.paint:
+                node.set(name, value)
             group.append(node)
             runs.append((node, line.text))
         self._record(i, el, lay, x, y)
@@ -329,9 +341,11 @@ class TextLayouts:
             source = self.comp.elements[i]
             for k, glyph in enumerate(lay.glyphs):
                 ink = glyph.ink
+                face = self.specs[i].face
                 self.runs.append(Run(i, source.sourceline, source.get("id"), k,
-                                     self.specs[i].face.name, lay.size, glyph.text,
-                                     (ink.x, ink.y, ink.w, ink.h), along=True))
+                                     face.name, lay.size, glyph.text,
+                                     (ink.x, ink.y, ink.w, ink.h), along=True,
+                                     missing=missing_characters(face, glyph.text)))
         return group, runs
 
     def _record(self, i: int, el, lay: Layout, x: float, y: float) -> None:
@@ -340,6 +354,8 @@ class TextLayouts:
         source = self.comp.elements[i]
         for k, line in enumerate(lay.lines):
             ink = line.ink.moved(x, y)
+            face = self.specs[i].face
             self.runs.append(Run(i, source.sourceline, source.get("id"), k,
-                                 self.specs[i].face.name, lay.size, line.text,
-                                 (ink.x, ink.y, ink.w, ink.h)))
+                                 face.name, lay.size, line.text,
+                                 (ink.x, ink.y, ink.w, ink.h),
+                                 missing=missing_characters(face, line.text)))

@@ -18,6 +18,7 @@ from typing import Any
 
 DEFAULT_SIZE_PX = 16.0
 DEFAULT_WEIGHT = 400
+EX_PER_EM = 0.5  # 1ex where a face does not give its x-height: CSS's fallback, half an em
 
 _COMMENT = re.compile(r"/\*.*?(\*/|$)", re.DOTALL)
 _SIZE = re.compile(r"^([+]?(?:\d+\.?\d*|\.\d+)(?:e[+-]?\d+)?)\s*([a-z%]*)$", re.IGNORECASE)
@@ -65,6 +66,8 @@ def parse_style_attr(style: str | None) -> dict[str, str]:
     Property names are lower-cased, values stripped (``!important`` dropped);
     declarations without a name or a colon are skipped rather than raised on.
     Semicolons inside quotes do not split. A later duplicate wins, as in CSS.
+    The ``font`` shorthand is expanded into the longhands it sets
+    (:func:`expand_font`); an invalid one is ignored, as CSS ignores it.
     """
     out: dict[str, str] = {}
     if not style:
@@ -76,8 +79,56 @@ def parse_style_attr(style: str | None) -> dict[str, str]:
         if value.lower().endswith("!important"):
             value = value[: -len("!important")].rstrip()
         if sep and value and re.fullmatch(r"-?[a-z_][a-z0-9_-]*", name):
-            out[name] = value
+            if name == "font":
+                out.update(expand_font(value) or {})
+            else:
+                out[name] = value
     return out
+
+
+_FONT_STYLES = ("normal", "italic", "oblique")
+_FONT_VARIANTS = ("small-caps",)
+_FONT_STRETCHES = ("ultra-condensed", "extra-condensed", "condensed", "semi-condensed",
+                   "semi-expanded", "expanded", "extra-expanded", "ultra-expanded")
+
+
+def expand_font(value: str) -> dict[str, str] | None:
+    """The CSS ``font`` shorthand → its longhands, or None when invalid.
+
+    ``[style || variant || weight || stretch] size[/line-height] family``: the
+    size and the family are required; what the shorthand leaves out is reset to
+    its initial value (CSS Fonts 4 §2.8). System fonts (``caption``...) are not
+    read (None).
+    """
+    tokens = split_unquoted(value.strip(), " ")
+    words = [t for t in tokens if t]
+    out = {"font-style": "normal", "font-weight": "normal"}
+    for k, word in enumerate(words):
+        low = word.lower()
+        if low == "normal" or low in _FONT_VARIANTS or low in _FONT_STRETCHES:
+            continue
+        if low in _FONT_STYLES:
+            out["font-style"] = low
+            continue
+        if low in ("bold", "bolder", "lighter") or (
+                re.fullmatch(r"\d+(?:\.\d+)?", low) and _parse_weight(low) is not None):
+            out["font-weight"] = low  # a bare number is a weight, never a size
+            continue
+        size, _, _ = word.partition("/")
+        if _parse_size(size, lambda: DEFAULT_SIZE_PX) is None:
+            return None
+        rest = words[k + 1:]
+        if "/" in word and word.endswith("/") or rest[:1] == ["/"]:  # "12px/ 1.5", "12px / 1.5"
+            rest = rest[2:] if rest[:1] == ["/"] else rest[1:]
+        elif rest and rest[0].startswith("/"):
+            rest = rest[1:]
+        family = " ".join(rest).strip()
+        if not family:
+            return None
+        out["font-size"] = size
+        out["font-family"] = family
+        return out
+    return None
 
 
 def _own_value(element: Any, name: str) -> str | None:
@@ -154,8 +205,10 @@ def _parse_style(value: str) -> str | None:
     return None
 
 
-def _parse_size(value: str, parent_px: Callable[[], float]) -> float | None:
-    """px for a font-size value; None when invalid. ``em``/``%`` scale the parent's size."""
+def _parse_size(value: str, parent_px: Callable[[], float],
+                parent_ex: Callable[[], float] = lambda: EX_PER_EM) -> float | None:
+    """px for a font-size value; None when invalid. ``em``/``%`` scale the parent's size,
+    ``ex`` the parent's size times its face's x-height (``parent_ex``, in em)."""
     v = value.strip().lower()
     if v in _SIZE_KEYWORDS:
         return _SIZE_KEYWORDS[v]
@@ -169,25 +222,31 @@ def _parse_size(value: str, parent_px: Callable[[], float]) -> float | None:
         px = number * DEFAULT_SIZE_PX
     elif unit in ("em", "%"):
         px = number * parent_px() / (100 if unit == "%" else 1)
+    elif unit == "ex":
+        px = number * parent_px() * parent_ex()
     else:
         return None
     return px if 0 < px < float("inf") else None
 
 
-def _computed_size(element: Any) -> float:
+def _computed_size(element: Any, ex_of: Callable[[Any], float] | None = None) -> float:
     node = element
     while node is not None:
         raw = _own_value(node, "font-size")
         if raw is not None and raw.lower() != "inherit":
-            px = _parse_size(raw, partial(_computed_size, node.getparent()))
+            parent = node.getparent()
+            px = _parse_size(raw, partial(_computed_size, parent, ex_of),
+                             partial(ex_of, parent) if ex_of else lambda: EX_PER_EM)
             if px is not None:
                 return px
         node = node.getparent()
     return DEFAULT_SIZE_PX
 
 
-def font_request(element: Any) -> FontRequest:
-    """The font an lxml element asks for, with inheritance resolved."""
+def font_request(element: Any, ex_of: Callable[[Any], float] | None = None) -> FontRequest:
+    """The font an lxml element asks for, with inheritance resolved. ``ex_of(node)``
+    is 1ex in em for the font ``node`` (None: the root's parent) draws with; without
+    it, CSS's fallback of half an em."""
     family = inherited(element, "font-family")
     style = next(
         (s for s in map(_parse_style, _declarations(element, "font-style")) if s), "normal"
@@ -196,5 +255,5 @@ def font_request(element: Any) -> FontRequest:
         family=family,
         weight=_computed_weight(element),
         style=style,
-        size_px=_computed_size(element),
+        size_px=_computed_size(element, ex_of),
     )
