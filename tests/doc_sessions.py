@@ -9,7 +9,7 @@ comment on the line just above a fence says what to do with the block:
   is required: a demo project the page does not build, a machine-specific
   path, a command another test makes happen).
 - ``<!-- doctest: file PATH -->``: any fenced block; its text is written to
-  PATH before the page's next session runs.
+  PATH (relative to the scratch project) before the page's sessions run.
 - ``<!-- doctest: ledger -->``: the session's output depends on the committed
   ledger matching this code (``digest --check`` of the examples).
 
@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from pathlib import Path
 
 ELLIPSIS = "..."
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")

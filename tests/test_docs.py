@@ -12,7 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from doc_sessions import blocks, commands, output_matches
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,12 +66,13 @@ def test_every_session_shown_prints_what_the_page_shows(page: Path, tmp_path: Pa
     unchecked: list[str] = []
     behind = None
     name = page.relative_to(ROOT).as_posix()
-    for block in blocks(page.read_text("utf-8")):
+    page_blocks = blocks(page.read_text("utf-8"))
+    for block in page_blocks:  # the page's files first: a session may come before its file
         if block.marker == "file":
             target = cwd / block.argument
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text)
-            continue
+    for block in page_blocks:
         if not block.is_session:
             continue
         if block.marker == "skip":

@@ -1,5 +1,6 @@
 """What the repository itself holds: no stray binaries (a tracked file over
-1 MB outside ``fonts/`` and ``docs/images/`` fails the suite)."""
+1 MB outside ``fonts/`` and ``docs/images/`` fails the suite), and the commit
+hooks a contributor and CI run."""
 
 from __future__ import annotations
 
@@ -47,3 +48,16 @@ def test_the_check_sees_a_large_file(tmp_path: Path) -> None:
     (tmp_path / "small.bin").write_bytes(b"\0" * LIMIT)
     names = ["tool.whl", "fonts/Face.ttf", "small.bin"]
     assert oversized(tmp_path, names) == [f"tool.whl ({LIMIT + 1:,} bytes)"]
+
+
+def test_the_commit_hooks_run_ruff_and_the_import_contracts_and_ci_runs_them() -> None:
+    import yaml
+
+    config = yaml.safe_load((ROOT / ".pre-commit-config.yaml").read_text())
+    hooks = {h["id"]: h for repo in config["repos"] for h in repo["hooks"]}
+    assert hooks["ruff"]["entry"].startswith("ruff check")
+    assert hooks["import-contracts"]["entry"] == "lint-imports"
+    # local hooks with the installed tools: nothing to download when they run
+    assert all(repo["repo"] == "local" for repo in config["repos"])
+    assert all(h["language"] == "system" for h in hooks.values())
+    assert "pre-commit run --all-files" in (ROOT / ".ci" / "run").read_text()
