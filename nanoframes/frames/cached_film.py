@@ -81,7 +81,6 @@ class Record(NamedTuple):
     pixels: int  # pixel_check of the frame it was encoded from
 
 
-
 class Counts:
     """Frames served (``hits``), not found (``misses``), refused by a check
     (``rejected``) and stored (``written``): for reports and tests."""

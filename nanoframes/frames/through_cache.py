@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..files import write_bytes_atomic
+from .cache import FrameCache
 from .cached_film import FilmFrames, pixel_check
 
 if TYPE_CHECKING:  # imported where frames are touched: `render --help` needs neither
@@ -22,7 +23,7 @@ if TYPE_CHECKING:  # imported where frames are touched: `render --help` needs ne
 def _done(stored: FilmFrames) -> None:
     """After a run: ``checks`` written (or refreshed), the cache pruned if it grew."""
     stored.save()
-    if stored.cache.written:
+    if stored.cache.written and isinstance(stored.cache, FrameCache):
         stored.cache.prune()
 
 
