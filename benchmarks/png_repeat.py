@@ -9,8 +9,8 @@ same rows: what varies is never the pixels.
 
 Why it exists: ISA-L's level 1 gave a different (valid) stream for a few
 frames in about one process in a hundred on this project's machine, and
-repeated it within that process; level 0 did not (docs/notes/
-2026-12-04-speed-session-6.md). The rate is too low for a unit test to see,
+repeated it within that process; level 0 did not
+(docs/decisions/0008-png-encoder-isal-level-0.md). The rate is too low for a unit test to see,
 so the evidence for the encoder's level is this script.
 
 Usage: python benchmarks/png_repeat.py [--processes 200] [--levels 0 1]

@@ -16,22 +16,18 @@ import pytest
 
 from nanoframes.checksum import crc32
 from nanoframes.cli import main
-from nanoframes.determinism import cache as cache_mod
-from nanoframes.determinism.cache import (
+from nanoframes.determinism.reading import film_identity, read_film
+from nanoframes.frames import cache as cache_mod
+from nanoframes.frames.cache import FrameCache, film_key
+from nanoframes.frames.cached_film import (
     CHECKS,
     FILM_MAGIC,
     FilmFrames,
-    FrameCache,
     Record,
-    cached_frame,
-    cached_frames,
-    cached_pngs,
-    film_frames_in,
-    film_key,
 )
-from nanoframes.determinism.reading import read_film
 from nanoframes.frames.film import Film
 from nanoframes.frames.output import read_png_rgba
+from nanoframes.frames.through_cache import cached_frame, cached_frames, cached_pngs
 
 # 6 frames, 40x24, each different.
 SLIDE = """\
@@ -68,9 +64,14 @@ def fresh(path: Path) -> list[np.ndarray]:
     return [f.copy() for _, f in film.frames()]
 
 
+def kept(film: Film, cache: FrameCache) -> FilmFrames:
+    """``film``'s frames in ``cache``, keyed as render and video key them."""
+    return cache.film_of(film, film_identity(film))
+
+
 def stored(comp: Path) -> FilmFrames:
     """The film's frames in the cache, as a new process would find them."""
-    return film_frames_in(Film.open(comp, comp.parent), FrameCache())
+    return kept(Film.open(comp, comp.parent), FrameCache())
 
 
 def pack_checks(records: dict[int, Record], key: str, width: int, height: int,
@@ -103,7 +104,7 @@ def test_render_fills_the_cache_and_reads_it_back(cache_dir: Path, comp: Path) -
     expected = fresh(comp)
     film = Film.open(comp, comp.parent)
     c = FrameCache()
-    first = [(i, f.copy()) for i, f in cached_frames(film, cache=c)]
+    first = [(i, f.copy()) for i, f in cached_frames(film, stored=kept(film, c))]
     assert [i for i, _ in first] == list(range(6))
     assert c.written == 6 and c.hits == 0
     # one directory for the film: a PNG for each frame, and the checks
@@ -113,7 +114,7 @@ def test_render_fills_the_cache_and_reads_it_back(cache_dir: Path, comp: Path) -
 
     film2 = Film.open(comp, comp.parent)
     c2 = FrameCache()
-    second = list(cached_frames(film2, cache=c2))
+    second = list(cached_frames(film2, stored=kept(film2, c2)))
     assert c2.hits == 6 and c2.written == 0
     assert film2.rasterized == 0  # nothing was drawn
     for (i, a), (_, b), e in zip(first, second, expected):
@@ -123,7 +124,7 @@ def test_render_fills_the_cache_and_reads_it_back(cache_dir: Path, comp: Path) -
 def test_worker_processes_fill_the_cache_too(cache_dir: Path, comp: Path) -> None:
     film = Film.open(comp, comp.parent)
     c = FrameCache()
-    got = [(i, f.copy()) for i, f in cached_frames(film, [5, 0, 3], jobs=2, cache=c)]
+    got = [(i, f.copy()) for i, f in cached_frames(film, [5, 0, 3], jobs=2, stored=kept(film, c))]
     assert [i for i, _ in got] == [5, 0, 3]
     expected = fresh(comp)
     assert all(np.array_equal(f, expected[i]) for i, f in got)
@@ -136,7 +137,7 @@ def rendered(comp: Path, out: Path, jobs: int = 1) -> list[np.ndarray]:
     film = Film.open(comp, comp.parent)
     out.mkdir()
     files = [(i, out / f"{i}.png") for i in range(film.comp.frame_count)]
-    assert sum(cached_pngs(film, files, jobs=jobs, cache=FrameCache())) == len(files)
+    assert sum(cached_pngs(film, files, jobs=jobs, stored=kept(film, FrameCache()))) == len(files)
     return [read_png_rgba(f) for _, f in files]
 
 
@@ -169,7 +170,7 @@ def test_an_output_edited_in_place_is_only_a_miss(cache_dir: Path, comp: Path,
     film = Film.open(comp, comp.parent)
     (tmp_path / "b").mkdir()
     files = [(i, tmp_path / "b" / f"{i}.png") for i in range(6)]
-    assert sum(cached_pngs(film, files, cache=c)) == 6
+    assert sum(cached_pngs(film, files, stored=kept(film, c))) == 6
     assert c.rejected == 1 and c.hits == 5 and film.rasterized == 1
     assert all(np.array_equal(read_png_rgba(f), expected[i]) for i, f in files)
 
@@ -187,7 +188,7 @@ def test_where_files_cannot_be_linked_the_cache_writes_copies(
     assert not [f for f in films.iterdir() if f.name.startswith(".")]  # no temp left
     c = FrameCache()
     warm = Film.open(comp, comp.parent)
-    assert [i for i, _ in cached_frames(warm, cache=c)] == list(range(6))
+    assert [i for i, _ in cached_frames(warm, stored=kept(warm, c))] == list(range(6))
     assert c.hits == 6 and warm.rasterized == 0
     assert all(np.array_equal(a, e) for a, e in zip(rendered(comp, tmp_path / "b"), expected))
 
@@ -196,7 +197,7 @@ def read_again(comp: Path) -> tuple[FrameCache, Film, list[tuple[int, np.ndarray
     """Every frame of the film through the cache, as a new process would read
     it: (the cache's counters, the film (what it drew), the frames)."""
     c, film = FrameCache(), Film.open(comp, comp.parent)
-    return c, film, [(i, f.copy()) for i, f in cached_frames(film, cache=c)]
+    return c, film, [(i, f.copy()) for i, f in cached_frames(film, stored=kept(film, c))]
 
 
 @pytest.mark.parametrize("damage", ["truncate", "flip", "empty", "older-format",
@@ -205,7 +206,7 @@ def test_damaged_checks_are_refused_and_every_frame_drawn_again(
         cache_dir: Path, comp: Path, damage: str) -> None:
     expected = fresh(comp)
     film = Film.open(comp, comp.parent)
-    list(cached_frames(film, cache=FrameCache()))
+    list(cached_frames(film, stored=kept(film, FrameCache())))
     films = stored(comp)
     checks = films.directory / CHECKS
     records = dict(films.records)
@@ -240,7 +241,7 @@ def test_damaged_pngs_are_detected_and_drawn_again(cache_dir: Path, comp: Path,
                                                    damage: str) -> None:
     expected = fresh(comp)
     film = Film.open(comp, comp.parent)
-    list(cached_frames(film, cache=FrameCache()))
+    list(cached_frames(film, stored=kept(film, FrameCache())))
     films = stored(comp)
     victim = films.directory / "2.png"
     data = bytearray(victim.read_bytes())
@@ -326,7 +327,8 @@ def test_a_held_frame_shares_its_twins_file(cache_dir: Path, held_comp: Path,
     assert films.cache.rejected == 0
     warm = Film.open(comp, comp.parent)
     files = [(i, tmp_path / f"w{i}.png") for i in range(6)]
-    assert sum(cached_pngs(warm, files, cache=FrameCache())) == 6 and warm.rasterized == 0
+    assert sum(cached_pngs(warm, files, stored=kept(warm, FrameCache()))) == 6
+    assert warm.rasterized == 0
     assert (tmp_path / "w5.png").read_bytes() == (tmp_path / "a" / "5.png").read_bytes()
 
 
@@ -374,7 +376,7 @@ WRITER = textwrap.dedent("""
     import sys
     import time
     import numpy as np
-    from nanoframes.determinism.cache import FrameCache
+    from nanoframes.frames.cache import FrameCache
 
     seed, rounds, go = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3]
     key = "5e" * 32
@@ -486,8 +488,8 @@ def test_the_cache_command_reports_and_clears(cache_dir: Path, comp: Path,
                                               capsys: pytest.CaptureFixture[str]) -> None:
     film = Film.open(comp, comp.parent)
     c = FrameCache()
-    cached_frame(film, 0, c)
-    cached_frame(film, 4, c)
+    cached_frame(film, 0, kept(film, c))
+    cached_frame(film, 4, kept(film, c))
     capsys.readouterr()
     assert main(["cache"]) == 0
     out = capsys.readouterr().out
@@ -518,7 +520,8 @@ def test_the_checking_path_does_not_even_import_the_cache() -> None:
     code = ("import sys, nanoframes.determinism.reading, nanoframes.determinism.sweep, "
             "nanoframes.frames.film, "
             "nanoframes.determinism.verdict, nanoframes.determinism.selftest; "
-            "print('nanoframes.determinism.cache' in sys.modules)")
+            "print(any(m in sys.modules for m in ('nanoframes.frames.cache', "
+            "'nanoframes.frames.cached_film', 'nanoframes.frames.through_cache')))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "False"

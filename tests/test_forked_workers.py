@@ -146,9 +146,11 @@ CACHED = textwrap.dedent("""
     import sys
     from pathlib import Path
 
-    from nanoframes.determinism.cache import FrameCache, cached_pngs
+    from nanoframes.determinism.reading import film_identity
+    from nanoframes.frames.cache import FrameCache
     from nanoframes.frames import workers
     from nanoframes.frames.film import Film
+    from nanoframes.frames.through_cache import cached_pngs
 
     def refused(*args, **kwargs):
         raise AssertionError("this pool must not start")
@@ -161,7 +163,8 @@ CACHED = textwrap.dedent("""
     out.mkdir()
     files = [(i, out / f"{i}.png") for i in range(film.comp.frame_count)]
     cache = FrameCache()
-    assert sum(cached_pngs(film, files, jobs=2, cache=cache)) == len(files)
+    assert sum(cached_pngs(film, files, jobs=2,
+                           stored=cache.film_of(film, film_identity(film)))) == len(files)
     loaded = "libthorvg" in Path("/proc/self/maps").read_text()
     print(cache.hits, film.rasterized, loaded)
 """)

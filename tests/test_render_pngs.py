@@ -13,10 +13,12 @@ import numpy as np
 import pytest
 
 from nanoframes.cli import main
-from nanoframes.determinism.cache import FrameCache, cached_pngs
+from nanoframes.determinism.reading import film_identity
 from nanoframes.frames import output, png
+from nanoframes.frames.cache import FrameCache
 from nanoframes.frames.film import Film
 from nanoframes.frames.png import decode_png, encode_png
+from nanoframes.frames.through_cache import cached_pngs
 
 # 12 frames: the dot moves for 6, then holds; the bar fades in over the last 3
 # (so a hold, then changes again): held frames in the middle of the film.
@@ -178,7 +180,8 @@ def test_a_warm_cache_copies_pngs_and_encodes_nothing(comp: Path, tmp_path: Path
     cold = [(i, tmp_path / "cold" / f"{i}.png") for i in range(film.comp.frame_count)]
     (tmp_path / "cold").mkdir()
     cache = FrameCache()
-    assert sum(cached_pngs(film, cold, cache=cache)) == len(cold)
+    stored = cache.film_of(film, film_identity(film))
+    assert sum(cached_pngs(film, cold, stored=stored)) == len(cold)
     assert cache.written == len(cold)
 
     monkeypatch.setattr(output, "encode_png", lambda frame: pytest.fail("encoded"))
@@ -186,7 +189,8 @@ def test_a_warm_cache_copies_pngs_and_encodes_nothing(comp: Path, tmp_path: Path
     warm = [(i, tmp_path / "warm" / f"{i}.png") for i in range(film.comp.frame_count)]
     (tmp_path / "warm").mkdir()
     again = FrameCache()
-    assert sum(cached_pngs(warm_film, warm, cache=again)) == len(warm)
+    assert sum(cached_pngs(warm_film, warm,
+                           stored=again.film_of(warm_film, film_identity(warm_film)))) == len(warm)
     assert again.hits == len(warm) and again.written == 0 and warm_film.rasterized == 0
     for (_, c), (_, w) in zip(cold, warm):
         assert c.read_bytes() == w.read_bytes()
@@ -224,7 +228,7 @@ def test_workers_hand_back_what_they_stored_as_they_go(
     # A worker's task ends after _TASK_S (here: after every frame), so what it
     # kept in the frame cache comes back to the command during the render (an
     # interrupted render keeps it), not only at the end.
-    from nanoframes.determinism.cache import FilmFrames
+    from nanoframes.frames.cached_film import FilmFrames
 
     monkeypatch.setattr(output, "_TASK_S", 0.0)
     handed_back: list[int] = []
@@ -247,7 +251,8 @@ def test_workers_hand_back_what_they_stored_as_they_go(
 
     monkeypatch.setattr(film, "raster", after_two_of_the_workers)
     cache = FrameCache()
-    assert sum(cached_pngs(film, files, jobs=2, cache=cache)) == len(files)
+    assert sum(cached_pngs(film, files, jobs=2,
+                           stored=cache.film_of(film, film_identity(film)))) == len(files)
     assert handed_back.count(1) >= 2 and set(handed_back) <= {0, 1}
     assert cache.written == len(files)
     assert decoded_digests(tmp_path / "out") == expected

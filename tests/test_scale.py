@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from nanoframes.determinism.cache import FrameCache, cached_frame, cached_frames
-from nanoframes.determinism.reading import read_film
+from nanoframes.determinism.reading import film_identity, read_film
 from nanoframes.errors import NanoframesError
+from nanoframes.frames.cache import FrameCache
 from nanoframes.frames.film import Film, film_frames
 from nanoframes.frames.scale import scaled_size
+from nanoframes.frames.through_cache import cached_frame, cached_frames
 
 SVG = 'xmlns="http://www.w3.org/2000/svg"'
 
@@ -63,15 +64,21 @@ def test_sizes_round_half_up_and_limits() -> None:
     assert err.value.code == "canvas-too-large"
 
 
+def kept(film: Film, cache: FrameCache):
+    """``film``'s frames in ``cache``, keyed as render and video key them."""
+    return cache.film_of(film, film_identity(film))
+
+
 def test_frame_cache_keys_on_the_drawn_size(project: Path, tmp_path: Path) -> None:
     cache = FrameCache(tmp_path / "cache")
-    one = cached_frame(Film.open(project / "one.nf.svg"), 0, cache)
-    two = cached_frame(Film.open(project / "one.nf.svg", scale=2), 0, cache)
-    half = list(cached_frames(Film.open(project / "one.nf.svg", scale=0.5), cache=cache))
+    films = [Film.open(project / "one.nf.svg", scale=s) for s in (1, 2, 0.5, 2)]
+    one = cached_frame(films[0], 0, kept(films[0], cache))
+    two = cached_frame(films[1], 0, kept(films[1], cache))
+    half = list(cached_frames(films[2], stored=kept(films[2], cache)))
     assert one.shape == (90, 160, 4) and two.shape == (180, 320, 4)
     assert [f.shape for _, f in half] == [(45, 80, 4)] * 3
     assert cache.stats().entries == 5
-    again = cached_frame(Film.open(project / "one.nf.svg", scale=2), 0, cache)
+    again = cached_frame(films[3], 0, kept(films[3], cache))
     assert (again == two).all() and cache.stats().entries == 5
 
 
@@ -85,7 +92,8 @@ def test_workers_draw_at_the_scale(project: Path) -> None:
 def test_digest_judges_the_authored_size(project: Path, tmp_path: Path) -> None:
     path = project / "one.nf.svg"
     before = read_film(path).digest
-    cached_frame(Film.open(path, scale=2), 0, FrameCache(tmp_path / "c2"))
+    film = Film.open(path, scale=2)
+    cached_frame(film, 0, kept(film, FrameCache(tmp_path / "c2")))
     assert read_film(path).digest == before
     from nanoframes.frames.digest import film_digest, frame_digest
 

@@ -204,7 +204,8 @@ def _interrupt_once(root: Path, args: list[str], sig: int, delay: float) -> list
 def _cache_problems(root: Path) -> list[str]:
     """Whatever an interrupted run left in the frame cache must read back whole:
     every frame its checks name, at the right size and with the right pixels."""
-    from nanoframes.determinism.cache import FilmFrames, FrameCache
+    from nanoframes.frames.cache import FrameCache
+    from nanoframes.frames.cached_film import FilmFrames
 
     problems = []
     films = root / "films"
@@ -275,15 +276,18 @@ INTERRUPTED_AFTER = """
 import os, signal, sys
 from pathlib import Path
 from nanoframes.cli import interrupt
-from nanoframes.determinism.cache import FrameCache, cached_pngs
+from nanoframes.determinism.reading import film_identity
+from nanoframes.frames.cache import FrameCache
 from nanoframes.frames.film import Film
+from nanoframes.frames.through_cache import cached_pngs
 
 interrupt.install()  # as the command does: teardown, then os._exit, no unwinding
 path, out = Path(sys.argv[1]), Path(sys.argv[2])
 film = Film.open(path, path.parent)
 out.mkdir()
 files = [(i, out / f"{i}.png") for i in range(film.comp.frame_count)]
-for n, _ in enumerate(cached_pngs(film, files, jobs=1, cache=FrameCache()), 1):
+for n, _ in enumerate(cached_pngs(film, files, jobs=1,
+                                     stored=FrameCache().film_of(film, film_identity(film))), 1):
     if n == 50:
         os.kill(os.getpid(), signal.SIGINT)
 """
@@ -292,7 +296,8 @@ for n, _ in enumerate(cached_pngs(film, files, jobs=1, cache=FrameCache()), 1):
 def test_an_interrupted_render_keeps_most_of_what_it_stored(tmp_path: Path) -> None:
     """The teardown exits without unwinding, so the cache's checks are written during
     a run too (every 32 frames): Ctrl-C and render again, and most frames are kept."""
-    from nanoframes.determinism.cache import FilmFrames, FrameCache
+    from nanoframes.frames.cache import FrameCache
+    from nanoframes.frames.cached_film import FilmFrames
 
     root = _project(tmp_path / "p")
     cache = root / "cache"

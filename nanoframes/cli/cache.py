@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..determinism.cache import FrameCache
+from ..frames.cache import FrameCache
 
 
 def register(sub) -> None:
@@ -24,8 +24,14 @@ def add_cache_arg(parser: argparse.ArgumentParser) -> None:
                         help="render every frame fresh; read and write no cache entries")
 
 
-def cache_from_args(args: argparse.Namespace) -> FrameCache | None:
-    return FrameCache() if getattr(args, "cache", True) else None
+def stored_film(args: argparse.Namespace, film):
+    """``film``'s frames in the frame cache, keyed on its identity; None under
+    ``--no-cache``."""
+    if not getattr(args, "cache", True):
+        return None
+    from ..determinism.reading import film_identity
+
+    return FrameCache().film_of(film, film_identity(film))
 
 
 def _mb(n: int) -> str:

@@ -7,11 +7,10 @@ import os
 import sys
 from pathlib import Path
 
-from ..determinism.cache import cached_png, cached_pngs
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
 from ..progress import Progress
-from .cache import cache_from_args
+from .cache import stored_film
 from .common import add_drawing, add_frame_choice, frame_index, jobs_value, open_film
 
 
@@ -29,14 +28,15 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..frames.output import write_png  # the renderer: imported when drawing
+    from ..frames.through_cache import cached_png, cached_pngs
 
     film = open_film(args)
     comp = film.comp
     if args.frame is not None or args.t is not None:
         index = frame_index(comp, args.frame, args.t)
-        cache = cache_from_args(args)  # --t selects a frame of the film
-        if cache:
-            write_bytes_atomic(args.output, cached_png(film, index, cache),
+        stored = stored_film(args, film)  # --t selects a frame of the film
+        if stored is not None:
+            write_bytes_atomic(args.output, cached_png(film, index, stored),
                                code="output-failed", durable=False)
         else:
             write_png(film.raster(film.baker.document(index)), args.output)
@@ -57,7 +57,7 @@ def run(args: argparse.Namespace) -> int:
     with Progress(comp.frame_count, comp.id) as bar:
         # workers draw, encode and write their own files; only counts come back
         for written in cached_pngs(film, files, jobs=jobs_value(args.jobs),
-                                   cache=cache_from_args(args)):
+                                   stored=stored_film(args, film)):
             bar.advance(written)
     print(f"wrote {comp.frame_count} frames to {out}/")
     stray = stray_frames(out, {path.name for _, path in files})

@@ -5,9 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ..determinism.cache import cached_frames
 from ..progress import Progress
-from .cache import cache_from_args
+from .cache import stored_film
 from .common import add_drawing, jobs_value, open_film
 
 
@@ -24,13 +23,14 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from ..frames.output import write_video  # PyAV: imported when encoding
+    from ..frames.through_cache import cached_frames
 
     film = open_film(args)
     comp = film.comp
     with Progress(comp.frame_count, comp.id) as bar:
         def frames():
             for _, frame in cached_frames(film, jobs=jobs_value(args.jobs),
-                                          cache=cache_from_args(args)):
+                                          stored=stored_film(args, film)):
                 bar.advance()
                 yield frame
         write_video(frames(), args.output, film.width, film.height, comp.fps, args.crf)

@@ -1,4 +1,5 @@
-"""The four inputs a frame is a function of (README, "Identity"; docs/digest.md).
+"""The four inputs a frame is a function of (docs/digest.md; README, "What a frame is a
+function of").
 
 Building blocks only: each function digests one component from plain values,
 so the composition model can be wired to them without this module knowing it.

@@ -117,6 +117,15 @@ def composition_identity(comp: Composition, baker: Baker, *, load_engine: bool =
     )
 
 
+
+def film_identity(film: Film) -> dict[str, str]:
+    """The identity components the frame cache keys a film's frames on
+    (``FrameCache.film_of``). ThorVG is not loaded for them: a warm render draws
+    nothing, and the workers of a render with frames to draw are forked after
+    the lookups (``frames.through_cache.cached_pngs``)."""
+    film.inputs()  # first: the key is of these versions (what is drawn is checked on them)
+    return composition_identity(film.comp, film.baker, load_engine=False).as_dict()
+
 def sample_indices(frame_count: int, n: int) -> tuple[int, ...]:
     """``n`` evenly spaced frame indices, first and last included; every frame if
     ``n >= frame_count``. Integer arithmetic, so the same on every machine."""

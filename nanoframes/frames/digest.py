@@ -1,4 +1,4 @@
-"""Frame and film digests (docs/digest.md, README "The determinism claim").
+"""Frame and film digests (docs/digest.md).
 
 A frame's digest is SHA-256 over its raw straight-alpha RGBA bytes, row-major,
 so a PNG written by nanoframes can be verified independently. A film's digest

@@ -37,7 +37,7 @@ _RECENT = 8  # encoded frames kept for held frames, per process
 
 class PngStore(Protocol):
     """Where a film's encoded frames are also kept (the frame cache's
-    ``FilmFrames``, in ``determinism.cache``). A worker process gets a copy;
+    ``FilmFrames``, in ``frames.cached_film``). A worker process gets a copy;
     what it stored (``taken``) comes back to the original (``add``)."""
 
     def pixel_check(self, frame: np.ndarray) -> int: ...

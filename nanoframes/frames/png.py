@@ -12,7 +12,7 @@ smaller): level 1's output is not a function of its input alone. In about one
 process in a hundred it deflates some frames differently from every other
 process (a valid stream, the same pixels, a different match), and does so every
 time in that process; level 0 did not in 1,100 processes, one of them such a
-process (docs/notes/2026-12-04-speed-session-6.md). A render's PNG files should
+process (docs/decisions/0008-png-encoder-isal-level-0.md). A render's PNG files should
 repeat byte for byte. (Another machine may take another of ISA-L's code paths:
 across machines, the pixels are what is compared.)
 

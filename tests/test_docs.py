@@ -1,0 +1,114 @@
+"""The examples in README.md and docs/ cannot go stale: every shell session
+shown with its output runs here, in a scratch copy of the examples, and must
+print what the page shows (tests/doc_sessions.py has the rules)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from doc_sessions import blocks, commands, output_matches
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = sorted(p for p in [ROOT / "README.md", ROOT / "CONTRIBUTING.md",
+                            *(ROOT / "docs").rglob("*.md")] if p.is_file())
+# variables that change what a command does or prints, from the host or from CI
+_SCRUB = ("CI", "GITHUB_ACTIONS", "EXCUSED_COMPOSITIONS", "PYTEST_ADDOPTS", "COLUMNS")
+
+
+def _env(scratch: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if k not in _SCRUB and not k.startswith(("NANOFRAMES_", "PYTEST_XDIST"))}
+    env["NANOFRAMES_CACHE_DIR"] = str(scratch / ".frame-cache")
+    env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return env
+
+
+def _scratch_project(tmp: Path) -> Path:
+    """A copy of this project's examples, configuration and ledger."""
+    root = tmp / "project"
+    shutil.copytree(ROOT / "examples", root / "examples",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    (root / "tests").mkdir()
+    shutil.copy2(ROOT / "tests" / "digests.json", root / "tests" / "digests.json")
+    shutil.copy2(ROOT / "pyproject.toml", root / "pyproject.toml")
+    return root
+
+
+def ledger_is_behind_the_code() -> bool:
+    """Whether the committed ledger was recorded by other nanoframes modules than
+    these (every code change moves them: the examples then read
+    ``changed (toolchain)`` until the ledger is re-recorded)."""
+    from nanoframes.determinism.identity import toolchain_parts
+
+    modules = toolchain_parts(False, load_engine=False)["modules"]
+    entries = json.loads((ROOT / "tests" / "digests.json").read_text())["compositions"]
+    return any(e.get("toolchain_parts", {}).get("modules") != modules
+               for e in entries.values())
+
+
+def _pages_with_sessions() -> list[Path]:
+    return [p for p in PAGES if any(b.is_session for b in blocks(p.read_text("utf-8")))]
+
+
+@pytest.mark.parametrize("page", _pages_with_sessions(),
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_session_shown_prints_what_the_page_shows(page: Path, tmp_path: Path) -> None:
+    cwd = _scratch_project(tmp_path)
+    env = _env(tmp_path)
+    problems: list[str] = []
+    unchecked: list[str] = []
+    behind = None
+    name = page.relative_to(ROOT).as_posix()
+    page_blocks = blocks(page.read_text("utf-8"))
+    for block in page_blocks:  # the page's files first: a session may come before its file
+        if block.marker == "file":
+            target = cwd / block.argument
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(block.text)
+    for block in page_blocks:
+        if not block.is_session:
+            continue
+        if block.marker == "skip":
+            assert block.argument, f"{name}:{block.line}: a skipped session says why"
+            continue
+        if block.marker == "ledger":
+            behind = ledger_is_behind_the_code() if behind is None else behind
+        for cmd in commands(block):
+            if cmd.command.startswith("cd "):
+                cwd = (cwd / cmd.command[3:].strip()).resolve()
+                continue
+            done = subprocess.run(["bash", "-c", cmd.command], cwd=cwd, env=env,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                  text=True, timeout=600)
+            actual = done.stdout.replace(str(tmp_path), "/tmp/...").splitlines()
+            if output_matches(cmd.expected, actual):
+                continue
+            where = f"{name}:{cmd.line}: $ {cmd.command}"
+            if block.marker == "ledger" and behind:
+                unchecked.append(where)
+                continue
+            problems.append(f"{where}\n--- shown\n" + "\n".join(cmd.expected)
+                            + "\n--- printed\n" + "\n".join(actual))
+    assert not problems, "\n\n".join(problems)
+    if unchecked:
+        pytest.xfail("the ledger is behind the code (re-record it: CONTRIBUTING.md), so "
+                     "these sessions could not be checked: " + "; ".join(unchecked))
+
+
+def test_the_reader_elides_what_moves() -> None:
+    from doc_sessions import Block
+
+    assert output_matches(["modules  ...", "..."], ["modules  4f16eb", "a", "b"])
+    assert output_matches(["a", "...", "z"], ["a", "z"])
+    assert not output_matches(["a", "z"], ["a", "b", "z"])
+    assert not output_matches(["MATCH x: match"], ["CHANGED x: changed"])
+    block = Block(10, "$ echo a \\\nb\nout\n\n$ true\n")
+    assert [(c.line, c.command, c.expected) for c in commands(block)] == [
+        (11, "echo a \\\nb", ["out"]), (15, "true", [])]
