@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from ledger_edit import reseal
 from test_plugin import record, run
 
 SERIAL_AND_XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -159,6 +160,7 @@ def tamper(ledger: Path, key: str, frame: int = 1) -> None:
     entry = doc["compositions"][key]
     entry["frame_digests"][frame] = "0" * 16
     entry["digest"] = "0" * 64
+    reseal(entry)
     ledger.write_text(json.dumps(doc, indent=2) + "\n")
 
 
