@@ -138,7 +138,7 @@ class Entry:
         unknown = sorted(set(data) - _ENTRY_KEYS)
         if unknown:
             raise bad(f"unknown field {unknown[0]!r}")
-        for name in _ENTRY_KEYS - {"samples", "platforms"}:
+        for name in _ENTRY_KEYS - {"samples", "platforms", "seal"}:
             if name not in data:
                 raise bad(f"missing field {name!r}")
 
