@@ -149,7 +149,8 @@ def _conflicted(project: Path) -> tuple[Path, str]:
 def test_force_on_conflict_markers_merges_the_two_sides(project: Path) -> None:
     ledger, text = _conflicted(project)
     line = one_error(nf(project, "digest", "--record", KEY), "ledger-conflict")
-    assert "git show :1:./tests/digests.json" in line and "`:2:`, `:3:`" in line
+    assert f"git show :1:{project / 'tests' / 'digests.json'}" in line  # not in a git repo
+    assert "`:2:`, `:3:`" in line
     forced = nf(project, "digest", "--record", "--force", KEY)
     assert forced.returncode == 0, forced.stderr
     assert "merged the two sides of its conflict by key" in forced.stdout

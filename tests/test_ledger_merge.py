@@ -110,7 +110,7 @@ def test_a_conflicted_ledger_is_named_by_every_front_end(repo: Path,
     text = ledger.read_text()
     n = next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith("<<<<<<<"))
     line = f"{ledger}:{n}: error[ledger-conflict]: " \
-           f"{CONFLICT.format(n=n, p='./tests/digests.json')}"
+           f"{CONFLICT.format(n=n, p='tests/digests.json')}"
     for args in (["digest", "--check"], ["digest", "--record"], ["digest", "--all", "--check"],
                  ["digest", "--check", "examples/a.nf.svg"]):
         proc = nf(repo, *args)
@@ -180,5 +180,5 @@ def test_merge_refuses_an_unreadable_side_and_writes_nothing(tmp_path: Path) -> 
               env=dict(os.environ))
     assert proc.returncode == 2
     assert proc.stderr == f"nanoframes: theirs.json:2: error[ledger-conflict]: " \
-                          f"{CONFLICT.format(n=2, p='./theirs.json')}\n"
+                          f"{CONFLICT.format(n=2, p='theirs.json')}\n"
     assert (tmp_path / "ours.json").read_text() == '{"version": 1, "compositions": {}}\n'

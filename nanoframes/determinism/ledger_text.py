@@ -11,6 +11,7 @@ measured before ``json.loads`` sees it (100,000 nested ``[`` would otherwise be 
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
@@ -147,13 +148,19 @@ def conflict_sides(text: str) -> tuple[str | None, str, str] | None:
     return ("".join(base) if saw_base else None), "".join(ours), "".join(theirs)
 
 
+def _git_path(path: Path) -> str:
+    """``path`` as ``git show :N:`` reads it: relative to the top of the work tree
+    that holds it (found by its ``.git``, without running git), else as given."""
+    absolute = Path(os.path.abspath(path))
+    for top in absolute.parents:
+        if (top / ".git").exists():
+            return absolute.relative_to(top).as_posix()
+    return Path(path).as_posix()
+
+
 def recovery_hint(path: Path) -> str:
     """What to do about conflict markers, with how to get the three versions of a
     ledger git is merging (``git show :1:`` base, ``:2:`` ours, ``:3:`` theirs)."""
-    p = Path(path)
-    try:  # git reads ``:N:./PATH`` relative to the current directory
-        p = "./" + p.absolute().relative_to(Path.cwd()).as_posix()
-    except ValueError:
-        p = p.as_posix()
+    p = _git_path(path)
     return (f"run `nanoframes ledger merge` or resolve it (mid-merge, base, ours and theirs are "
             f"`git show :1:{p}`, `:2:`, `:3:`; `--record --force` merges the two sides)")
