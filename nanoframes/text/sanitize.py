@@ -14,7 +14,6 @@ test suite instead (tests/test_faces_sanitized.py).
 
 from __future__ import annotations
 
-import multiprocessing
 import subprocess
 import sys
 from functools import lru_cache
@@ -57,6 +56,8 @@ def usable(path: Path) -> bool:
     problem = face_problem(path)
     if problem is None:
         return True
+    import multiprocessing  # already loaded wherever a face is drawn
+
     if str(path) not in _WARNED and multiprocessing.parent_process() is None:
         _WARNED.add(str(path))
         print(f"nanoframes: warning[face-rejected]: {path}: {problem}; not a candidate",
