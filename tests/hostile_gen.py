@@ -83,6 +83,19 @@ def small_png(width: int = 4, height: int = 4, seed: int = 0) -> bytes:
     return png(width, height, rows)
 
 
+def blank_png(side: int) -> bytes:
+    """A real, decodable PNG of ``side`` x ``side`` transparent pixels, compressed as
+    it is made (a few hundred KB for 8192, never the decoded size in memory)."""
+    comp = zlib.compressobj(9)
+    row = b"\x00" * (side * 4 + 1)
+    idat = b"".join(comp.compress(row) for _ in range(side)) + comp.flush()
+    head = png(side, side)
+    at = head.index(b"IDAT") - 4
+    body = b"IDAT" + idat
+    chunk = struct.pack(">I", len(idat)) + body + struct.pack(">I", zlib.crc32(body))
+    return head[:at] + chunk + png(1, 1)[-12:]  # IHDR, the real IDAT, IEND
+
+
 def jpeg_header(width: int, height: int) -> bytes:
     """SOI, a baseline SOF0 declaring ``width`` x ``height``, EOI: no image data."""
     sof = struct.pack(">BBHBHHBBBB", 0xFF, 0xC0, 11, 8, height, width, 1, 1, 0x11, 0)
@@ -142,6 +155,17 @@ def _many_images(n: int) -> str:
     return HEAD + '<image href="assets/noise.png" width="4" height="4"/>\n' * n + END
 
 
+def _curves(count: int, chars: int) -> str:
+    text = "".join(f'<text font-size="2" data-curve-circle="32,24,20">{"A" * chars}</text>\n'
+                   for _ in range(count))
+    return HEAD + text + END
+
+
+def _frame_text_fields(fields: int) -> str:
+    return HEAD + '<text x="1" y="20" data-frame-text="' + "{frame:>60}" * fields + '">x</text>\n' \
+        + END
+
+
 def _nested_fanout(fan: int) -> str:
     return HEAD + '<image href="assets/fan1.nf.svg" width="64" height="48"/>\n' * fan + END
 
@@ -167,6 +191,10 @@ GENERATED: dict[str, Callable[[Path], str | bytes]] = {
     "image-png-0x0": lambda root: _image("assets/zero.png"),
     "image-jpeg-65535x65535": lambda root: _image("assets/huge.jpg"),
     "images-embedded-1gb": lambda root: _many_images(12_000),
+    "images-decoded-6gb": lambda root: HEAD + '<image href="assets/blank-8192.png" width="4" '
+                                              'height="4"/>\n' * 24 + END,
+    "curve-text-80x1000": lambda root: _curves(80, 1000),
+    "frame-text-fields": lambda root: _frame_text_fields(1_200),
     "nested-chain-10": lambda root: _image("assets/chain1.nf.svg"),
     "nested-fanout": lambda root: _nested_fanout(40),
     "clip-not-a-video": lambda root: _image("assets/not-a-video.mp4"),
@@ -220,6 +248,8 @@ def _assets(root: Path) -> None:
     (assets / "truncated.mp4").write_bytes(data[:len(data) // 2])
     _clip(assets / "wide.mp4", 4112, 16, 1)
     _clip(assets / "long.webm", 16, 16, 3601, codec="libvpx")
+    # 8192x8192 declared and decodable in ~260 KB: 256 MiB decoded per reference.
+    (assets / "blank-8192.png").write_bytes(blank_png(8192))
     # ~100 KB of noise: 12,000 references embed 1.6 GB of base64 in one document.
     (assets / "noise.png").write_bytes(small_png(160, 160, seed=2))
     # A chain of nested compositions deeper than nested.MAX_NESTING.

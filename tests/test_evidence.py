@@ -17,6 +17,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ledger_edit import reseal
 from PIL import Image
 
 from nanoframes.cli import main
@@ -169,6 +170,7 @@ def regress(root: Path, index: int = 3) -> tuple[np.ndarray, np.ndarray]:
     digests[index] = frame_digest(other)
     entry["frame_digests"][index] = digests[index][:16]
     entry["digest"] = film_digest(digests)
+    reseal(entry)
     (root / "tests" / "digests.json").write_text(json.dumps(doc, indent=2) + "\n")
     return other, frames[index]
 

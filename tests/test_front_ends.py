@@ -170,6 +170,14 @@ def test_an_unreadable_ledger_is_refused_alike_and_forced_alike(pytester, roots,
     for root in roots:
         assert (root / "tests" / "digests.json").read_text() == text  # untouched
 
+    if code == "ledger-conflict":  # markers that do not form whole hunks: refused, kept
+        c, _, c_err = cli(cli_root, "--force")
+        p, _, p_text = plugin(pytester, plugin_root, "--nf-force")
+        assert (c, p) == (2, 1) and "do not form whole hunks" in c_err
+        assert "do not form whole hunks" in p_text
+        for root in roots:
+            assert (root / "tests" / "digests.json").read_text() == text
+        return
     (c, c_out, _), (p, p_out, p_text) = both(pytester, roots, ("--force",), ("--nf-force",))
     assert (c, p) == (0, 0)
     assert lines(c_out["verdicts"]) == lines(p_out["verdicts"])

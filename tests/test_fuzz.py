@@ -12,12 +12,16 @@ here: what it receives is checked, not drawn.
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import hostile_gen
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from launched import launched
 from lxml import etree
 
 from nanoframes.bake.baker import Baker
@@ -194,3 +198,92 @@ def test_found_cases(project: Path, name: str) -> None:
     path = project / f"{name}.nf.svg"
     path.write_bytes(FOUND[name])
     parse_and_bake(path)
+
+
+# --- rendering for real, within the documented limits (issue 31, item 6) ------------
+#
+# Hypothesis builds compositions that every documented limit accepts, pushed
+# towards the limits (strokes up to 4 canvas sides, blurs up to one, frame text at
+# width and precision 64, curve text, <use> fan-outs, images declaring 4096x4096),
+# and each is drawn by the real command in a child with a memory limit and a time
+# limit: it must exit 0 with no signal and no traceback. Brief by default (CI);
+# set NANOFRAMES_FUZZ_EXAMPLES=500 (and, if need be, NANOFRAMES_FUZZ_SECONDS, the
+# per-composition bound, default 60) to run it longer on demand.
+
+RENDER_EXAMPLES = int(os.environ.get("NANOFRAMES_FUZZ_EXAMPLES", "5"))
+RENDER_SECONDS = float(os.environ.get("NANOFRAMES_FUZZ_SECONDS", "60"))
+RENDER_MEMORY = 2 << 30
+SIDES = st.sampled_from([16, 64, 200, 640])
+SPECS = st.sampled_from(["{frame}", "{second:.2f}", "{frame:>64}", "{second:.64f}",
+                         "{time:64.3e}", "{fps:^64}", "{frames:064d}", "{duration:,.3f}"])
+
+
+@st.composite
+def drawable(draw, side: int, depth: int = 0) -> str:
+    kind = draw(st.sampled_from(["rect", "circle", "text", "curve", "blur", "g", "image"]))
+    coord = st.floats(-2 * side, 2 * side, allow_nan=False).map(lambda v: f"{v:.3f}")
+    stroke = draw(st.floats(0, 4 * side, allow_nan=False))
+    join = draw(st.sampled_from(["miter", "round", "bevel"]))
+    paint = (f'fill="#{draw(st.integers(0, 0xFFFFFF)):06x}" stroke="#123456" '
+             f'stroke-width="{stroke:.3f}" stroke-linejoin="{join}"')
+    if kind == "rect":
+        return f'<rect id="e{draw(st.integers(0, 9))}" x="{draw(coord)}" y="{draw(coord)}" ' \
+               f'width="{abs(float(draw(coord)))}" height="{abs(float(draw(coord)))}" {paint}/>'
+    if kind == "circle":
+        return f'<circle cx="{draw(coord)}" cy="{draw(coord)}" ' \
+               f'r="{abs(float(draw(coord))):.3f}" {paint}/>'
+    if kind == "text":
+        spec = "".join(draw(st.lists(SPECS, min_size=1, max_size=4)))
+        size = draw(st.integers(1, side))
+        return f'<text x="{draw(coord)}" y="{draw(coord)}" font-size="{size}"' \
+               f' data-frame-text="{spec}" {paint}>x</text>'
+    if kind == "curve":
+        chars = "AB Cd" * draw(st.integers(1, 200))
+        return f'<text font-size="{draw(st.integers(1, 40))}" data-curve-circle="' \
+               f'{side / 2},{side / 2},{draw(st.integers(1, side))}">{chars}</text>'
+    if kind == "blur":
+        dev = draw(st.floats(0, side, allow_nan=False))
+        return f'<defs><filter id="f{depth}"><feGaussianBlur stdDeviation="{dev:.3f}"/></filter>' \
+               f'</defs><rect width="{side}" height="{side}" filter="url(#f{depth})" {paint}/>'
+    if kind == "image":
+        return f'<image href="big.png" width="{side}" height="{side}"/>'
+    inner = "".join(draw(st.lists(drawable(side, depth + 1), max_size=3))) if depth < 2 else ""
+    uses = "".join(f'<use href="#e{i}"/>' for i in range(draw(st.integers(0, 10))))
+    return f"<g>{inner}{uses}</g>"
+
+
+@st.composite
+def within_limits(draw) -> tuple[str, int]:
+    side = draw(SIDES)
+    body = "".join(draw(st.lists(drawable(side), min_size=1, max_size=8)))
+    frames = draw(st.integers(1, 4))
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" data-width="{side}" data-height="{side}" '
+            f'data-fps="10" data-duration="{frames / 10}">{body}</svg>', frames)
+
+
+@pytest.fixture(scope="module")
+def render_project(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("fuzz-render")
+    (root / "pyproject.toml").write_text('[project]\nname = "fuzz"\n')
+    (root / "big.png").write_bytes(hostile_gen.blank_png(4096))  # 64 MiB decoded
+    return root
+
+
+@settings(max_examples=RENDER_EXAMPLES, deadline=None, derandomize=True,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                 HealthCheck.function_scoped_fixture])
+@given(case=within_limits())
+def test_within_the_limits_renders(render_project: Path, case: tuple[str, int]) -> None:
+    text, frames = case
+    path = render_project / "fuzz.nf.svg"
+    path.write_text(text)
+    argv = [sys.executable, "-m", "nanoframes", "render", str(path), "--frame",
+            str(frames - 1), "-o", str(render_project / "out.png")]
+    try:
+        proc = subprocess.run(launched(argv, address_space=RENDER_MEMORY), cwd=render_project,
+                              capture_output=True, text=True, errors="replace",
+                              timeout=RENDER_SECONDS)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"a composition within the limits took over {RENDER_SECONDS} s:\n{text}")
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-1500:]}\n{text[:3000]}"
+    assert "Traceback" not in proc.stderr

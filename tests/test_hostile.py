@@ -46,6 +46,7 @@ SUBSET = sorted({
     "non-utf8-latin1", "binary-random",
     "image-absolute-etc", "image-file-url", "image-http", "image-dotdot-out",
     "image-not-an-image", "nested-self",
+    "frame-text-precision", "frame-text-width", "stroke-width-1e8", "blur-1e8",
     *hostile_gen.GENERATED,
 })
 

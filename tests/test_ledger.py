@@ -122,7 +122,9 @@ def test_a_merge_conflict_is_named_as_one(tmp_path: Path) -> None:
         read_ledger(path)
     assert info.value.code == "ledger-conflict" and info.value.line == 2
     assert str(info.value) == (f"{path}:2: error[ledger-conflict]: unresolved merge conflict "
-                               "at line 2: run `nanoframes ledger merge` or resolve it")
+                               "at line 2: run `nanoframes ledger merge` or resolve it "
+                               f"(mid-merge, base, ours and theirs are `git show :1:{path}`, "
+                               "`:2:`, `:3:`; `--record --force` merges the two sides)")
 
 
 def test_not_utf8_is_corrupt(tmp_path: Path) -> None:

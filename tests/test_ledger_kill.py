@@ -218,6 +218,11 @@ def test_corrupt_ledger_is_named_and_kept(project: Path, how: str) -> None:
     assert ledger.read_text(errors="surrogateescape") == broken, "pytest --nf-record touched it"
 
     proc = run(nanoframes("digest", "--record", "--force"), project)
+    if how == "merge-conflict":  # a lone marker has no two sides to merge: refused, kept
+        assert proc.returncode == 2 and "do not form whole hunks" in proc.stderr, proc.stderr
+        assert "git show :1:" in proc.stderr
+        assert ledger.read_text(errors="surrogateescape") == broken
+        return
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert set(read_ledger(ledger).entries) == {f"comps/c{i}.nf.svg" for i in range(1, 5)}
 

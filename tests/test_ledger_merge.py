@@ -12,13 +12,16 @@ import sys
 from pathlib import Path
 
 import pytest
+from ledger_edit import reseal
 from test_plugin import assert_no_traceback, make_project, write
 
 from nanoframes.determinism.ledger import read_ledger
 from nanoframes.determinism.threeway import merge_entries
 
 KEYS = [f"examples/{name}.nf.svg" for name in "abcd"]
-CONFLICT = "unresolved merge conflict at line {n}: run `nanoframes ledger merge` or resolve it"
+CONFLICT = ("unresolved merge conflict at line {n}: run `nanoframes ledger merge` or resolve it "
+            "(mid-merge, base, ours and theirs are `git show :1:{p}`, `:2:`, `:3:`; "
+            "`--record --force` merges the two sides)")
 
 
 def nf(root: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -106,7 +109,8 @@ def test_a_conflicted_ledger_is_named_by_every_front_end(repo: Path,
     ledger = repo / "tests" / "digests.json"
     text = ledger.read_text()
     n = next(i for i, line in enumerate(text.splitlines(), 1) if line.startswith("<<<<<<<"))
-    line = f"{ledger}:{n}: error[ledger-conflict]: {CONFLICT.format(n=n)}"
+    line = f"{ledger}:{n}: error[ledger-conflict]: " \
+           f"{CONFLICT.format(n=n, p='tests/digests.json')}"
     for args in (["digest", "--check"], ["digest", "--record"], ["digest", "--all", "--check"],
                  ["digest", "--check", "examples/a.nf.svg"]):
         proc = nf(repo, *args)
@@ -119,13 +123,14 @@ def test_a_conflicted_ledger_is_named_by_every_front_end(repo: Path,
         assert result.stdout.str().count(line) >= 5, args
         assert ledger.read_text() == text
 
-    # --force keeps the unreadable file and says how many entries it replaced
+    # --force keeps the unreadable file and merges its two sides by key
     forced = nf(repo, "digest", "--record", "--force")
     assert forced.returncode == 0, forced.stderr
     copies = list(ledger.parent.glob("digests.json.unreadable-*"))
     assert len(copies) == 1 and copies[0].read_text() == text
     assert (f"REPLACED the ledger could not be read (ledger-conflict); kept it as "
-            f"{copies[0].name} and replaced its 4 entries") in forced.stdout
+            f"{copies[0].name}; merged the two sides of its conflict by key without a base "
+            "(none dropped): 4 entries, 1 from theirs\n") in forced.stdout
     assert sorted(read_ledger(ledger).entries) == KEYS
 
 
@@ -139,6 +144,7 @@ def test_merge_command_on_git_stages(repo: Path) -> None:
     ours_a = read_ledger(stages / "ours").entries["examples/a.nf.svg"]
     doc = json.loads((stages / "theirs").read_text())
     doc["compositions"]["examples/a.nf.svg"]["digest"] = "0" * 64  # theirs changed a too
+    reseal(doc["compositions"]["examples/a.nf.svg"])
     (stages / "theirs").write_text(json.dumps(doc))
     proc = nf(repo, "ledger", "merge", "stages/base", "stages/ours", "stages/theirs")
     assert proc.returncode == 1
@@ -174,5 +180,5 @@ def test_merge_refuses_an_unreadable_side_and_writes_nothing(tmp_path: Path) -> 
               env=dict(os.environ))
     assert proc.returncode == 2
     assert proc.stderr == f"nanoframes: theirs.json:2: error[ledger-conflict]: " \
-                          f"{CONFLICT.format(n=2)}\n"
+                          f"{CONFLICT.format(n=2, p='theirs.json')}\n"
     assert (tmp_path / "ours.json").read_text() == '{"version": 1, "compositions": {}}\n'

@@ -13,6 +13,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from ledger_edit import reseal
 
 from nanoframes.determinism.identity import modules_digest, toolchain_digest
 
@@ -72,6 +73,7 @@ def tamper(ledger: Path, key: str, frame: int = 2) -> None:
     entry = doc["compositions"][key]
     entry["frame_digests"][frame] = "0" * 16
     entry["digest"] = "0" * 64
+    reseal(entry)
     ledger.write_text(json.dumps(doc, indent=2) + "\n")
 
 

@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from ledger_edit import reseal
 from test_plugin import record, run
 
 SERIAL_AND_XDIST = pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
@@ -159,6 +160,7 @@ def tamper(ledger: Path, key: str, frame: int = 1) -> None:
     entry = doc["compositions"][key]
     entry["frame_digests"][frame] = "0" * 16
     entry["digest"] = "0" * 64
+    reseal(entry)
     ledger.write_text(json.dumps(doc, indent=2) + "\n")
 
 
@@ -329,3 +331,20 @@ def test_assert_deterministic_names_the_variation(pytester: pytest.Pytester,
         "nf.assert_deterministic: reversed-order changed a frame*",
         "  DIFF  reversed-order           2 of 2 frames differ, first at frame 0",
         "  ok    tz *"])
+
+
+def test_an_entry_that_disagrees_with_its_seal_fails_nf_check(pytester: pytest.Pytester) -> None:
+    """Issue 30, item 7: one recorded frame digest edited by hand (the film digest
+    and seal left alone) is a corrupt entry, one line naming the key, never a match."""
+    ledger = make_project(pytester)
+    record(pytester, "-k", "test_match and not marked")
+    key = "tests/test_charts.py::test_match"
+    doc = json.loads(ledger.read_text())
+    doc["compositions"][key]["frame_digests"][1] = "0" * 16
+    ledger.write_text(json.dumps(doc, indent=2) + "\n")
+    result = run(pytester, "-k", "test_match and not marked")
+    result.assert_outcomes(failed=1)
+    out = result.stdout.str()
+    assert f"entry {key!r}: its frame digests, frame count or samples do not match its seal" \
+        in out
+    assert "MATCH" not in out and "Traceback" not in out

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
+from ledger_edit import reseal
 
 from nanoframes.cli import main
 from nanoframes.determinism.ledger import read_ledger
@@ -46,6 +47,7 @@ def alter(root: Path, frames: list[int]) -> None:
     for f in frames:
         entry["frame_digests"][index[f]] = "0" * 16
     entry["digest"] = "4" * 64
+    reseal(entry)
     path.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
 
 

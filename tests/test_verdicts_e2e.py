@@ -17,6 +17,7 @@ import numpy
 import pytest
 from fontTools import subset
 from fontTools.ttLib import TTFont
+from ledger_edit import reseal
 from PIL import Image
 
 from nanoframes.cli import main
@@ -150,6 +151,7 @@ def test_altering_a_recorded_toolchain_part_is_changed_toolchain_naming_it(
     entry["identity"]["toolchain"] = "1" * 64
     entry["frame_digests"][4] = "f" * 16  # the old library drew frame 4 differently
     entry["digest"] = "2" * 64
+    reseal(entry)
     save_ledger(proj, doc)
     status, out = digest(capsys, "--check")
     assert status == 1
@@ -195,6 +197,7 @@ def test_a_recorded_digest_altered_with_the_identity_kept_is_a_regression(
     for i in (12, 13, 57):
         entry["frame_digests"][i] = "0" * 16
     entry["digest"] = "3" * 64
+    reseal(entry)
     save_ledger(proj, doc)
     status, out = digest(capsys, "--check")
     assert status == 1

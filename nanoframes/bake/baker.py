@@ -60,6 +60,9 @@ GEOMETRY_PROPS = frozenset(
 OPACITY_PROPS = frozenset(("opacity", "fill-opacity", "stroke-opacity"))
 # data: URIs in one rendered document, all references counted (docs/limits.md).
 MAX_EMBEDDED_BYTES = 96 * 1024 * 1024
+# ThorVG decodes each <image> reference on its own: an 8 KB PNG declaring 8192x8192
+# is 256 MiB per reference (24 references took 6.2 GB). Two full-size images.
+MAX_DECODED_BYTES = 512 * 1024 * 1024
 # Attributes that mean a <text> has not been laid out yet.
 LAYOUT_ATTRS = ("text-anchor", "data-bg", "data-wrap", "data-fit", "data-frame-text",
                 "data-curve-d", "data-curve-circle")
@@ -83,7 +86,10 @@ class Baker:
         self.sizes: dict[int, float] = {}
         self.images: dict[int, Image | NestedImage] = {}
         by_href: dict[str, Image] = {}  # one file referenced many times is resolved once
-        embedded = inline = 0
+        # What one frame's document embeds (base64) and what ThorVG decodes from it
+        # (width x height x 4 per reference), nested compositions' per instance.
+        self.embedded_bytes = self.decoded_bytes = 0
+        inline = 0  # inline data: images so far, named by position
         for i, el in enumerate(els):
             tag = local_name(el)
             if tag == "text":
@@ -94,23 +100,22 @@ class Baker:
                 aspect_of(el, comp.path)  # refuse an unknown data-aspect up front
                 href = el.get(HREF) or el.get(XHREF) or ""
                 if is_composition_href(href):
-                    self.images[i] = load_nested(self, i, el, href)
+                    nested = self.images[i] = load_nested(self, i, el, href)
+                    self._count_images(el, nested.baker.embedded_bytes,
+                                       nested.baker.decoded_bytes)
                     continue
                 if is_clip_href(href):  # clips.py: decoded once, a frame per instant
-                    self.images[i] = load_clip(el, href, comp.directory, comp.project_root,
-                                               comp.path)
+                    clip = self.images[i] = load_clip(el, href, comp.directory,
+                                                      comp.project_root, comp.path)
+                    self._count_images(el, max(map(len, clip.decoded.uris), default=0),
+                                       clip.decoded.width * clip.decoded.height * 4)
                     continue
                 if href.startswith("data:"):  # named by position: it has no path
                     inline += 1
                 image = by_href.get(href) or load_image(
                     href, comp.directory, comp.project_root, comp.path, el.sourceline, inline)
                 by_href[href] = self.images[i] = image
-                embedded += len(image.data_uri)
-                if embedded > MAX_EMBEDDED_BYTES:  # every reference is a copy in every frame
-                    raise NanoframesError(
-                        "images-too-large", f"the images embedded in one frame come to over "
-                        f"{MAX_EMBEDDED_BYTES:,} bytes (the limit) by line {el.sourceline}",
-                        comp.path)
+                self._count_images(el, len(image.data_uri), image.width * image.height * 4)
         # Layout specs are read here so a bad data-frame-text template fails at once.
         self.layout = TextLayouts(comp, self.fonts, self.sizes)
         self.measure: Callable[[Face, float, str], Box] | None = None
@@ -125,6 +130,21 @@ class Baker:
             for el in els]
         self.index: int | None = None
         self.t: float | None = None
+
+    def _count_images(self, el, embedded: int, decoded: int) -> None:
+        """Add one reference's bytes; past a limit, ``images-too-large`` (docs/limits.md)."""
+        self.embedded_bytes += embedded
+        self.decoded_bytes += decoded
+        if self.embedded_bytes > MAX_EMBEDDED_BYTES:  # each reference: a copy in every frame
+            raise NanoframesError(
+                "images-too-large", f"the images embedded in one frame come to over "
+                f"{MAX_EMBEDDED_BYTES:,} bytes (the limit) by line {el.sourceline}",
+                self.comp.path)
+        if self.decoded_bytes > MAX_DECODED_BYTES:  # ThorVG decodes every reference
+            raise NanoframesError(
+                "images-too-large", f"the images one frame draws decode to over "
+                f"{MAX_DECODED_BYTES:,} bytes (width x height x 4 per reference; the limit) "
+                f"by line {el.sourceline}", self.comp.path)
 
     def uses_video(self) -> bool:
         """Whether this film draws a video clip (its own, or a nested composition's)."""

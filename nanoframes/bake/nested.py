@@ -85,7 +85,7 @@ def _walk(comp: Composition, parsed: dict[Path, Composition]) -> list[Path]:
     root = comp.project_root.resolve()
 
     def visit(c: Composition, chain: tuple[Path, ...]) -> int:
-        total = len(c.elements)
+        total = c.drawn or len(c.elements)  # curve text and <use> expanded
         height = 0
         for el, href in nested_images(c):
             path = resolve_child(c, el, href)

@@ -8,6 +8,7 @@ guess) and written so that a crash leaves either the old or the new file.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 import re
@@ -18,9 +19,17 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NanoframesError
-from ..files import read_regular, write_bytes_atomic
+from ..files import write_bytes_atomic
 from ..frames.digest import SHORT
 from .identity import TOOLCHAIN_PARTS, VIDEO_PARTS
+from .ledger_text import (  # noqa: F401  (conflict_line re-exported)
+    check_depth,
+    conflict_line,
+    decode,
+    duplicate_at,
+    read_bytes,
+    recovery_hint,
+)
 
 # Version 2 adds platform entries ("platforms" inside an entry). A ledger without
 # any is still written as version 1, byte for byte as before, so older
@@ -40,7 +49,21 @@ def is_test_key(key: str) -> bool:
 
 
 _ENTRY_KEYS = {"digest", "frames", "sampled", "samples", "identity", "toolchain_parts",
-               "frame_digests", "platforms"}
+               "frame_digests", "platforms", "seal"}
+# The end of the message of an entry whose parts disagree with its seal.
+SEAL_BROKEN = "do not match its seal (hand-edited?); re-record it with --force"
+
+
+def seal(digest: str, frames: int, samples: tuple[int, ...] | None,
+         frame_digests: tuple[str, ...]) -> str:
+    """What ties an entry's frame list to its film digest. The film digest hashes
+    full frame digests and the ledger keeps prefixes, so it cannot be recomputed
+    from them: the seal hashes the film digest, the frame count, the sample indices
+    and the frame digest prefixes together, and an entry that disagrees with its
+    seal (a frame digest or the ``frames`` count edited by hand) is corrupt."""
+    text = "\n".join([digest, str(frames), ",".join(map(str, samples or ())),
+                      *frame_digests])
+    return hashlib.sha256(text.encode("ascii")).hexdigest()
 _TAG = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # as platforms.valid_tag
 _HEX = frozenset("0123456789abcdef")
 
@@ -91,6 +114,7 @@ class Entry:
             "identity": dict(self.identity),
             "toolchain_parts": dict(self.toolchain_parts),
             "frame_digests": list(self.frame_digests),
+            "seal": seal(self.digest, self.frames, self.samples, self.frame_digests),
         }
         if self.samples is not None:
             data["samples"] = list(self.samples)
@@ -114,7 +138,7 @@ class Entry:
         unknown = sorted(set(data) - _ENTRY_KEYS)
         if unknown:
             raise bad(f"unknown field {unknown[0]!r}")
-        for name in _ENTRY_KEYS - {"samples", "platforms"}:
+        for name in _ENTRY_KEYS - {"samples", "platforms", "seal"}:
             if name not in data:
                 raise bad(f"missing field {name!r}")
 
@@ -169,6 +193,11 @@ class Entry:
             raise bad(f"field 'frame_digests' has {len(frame_digests)} digests, "
                       f"expected {expected} (one per {'sample' if sampled else 'frame'})")
 
+        stored_seal = data.get("seal")  # absent in entries written before it existed
+        if stored_seal is not None and stored_seal != seal(digest, frames, samples,
+                                                           tuple(frame_digests)):
+            raise bad(f"its frame digests, frame count or samples {SEAL_BROKEN}")
+
         platforms: dict[str, Entry] = {}
         raw_platforms = data.get("platforms")
         if raw_platforms is not None:
@@ -198,6 +227,8 @@ class Entry:
 class Ledger:
     path: Path
     entries: dict[str, Entry] = field(default_factory=dict)
+    corrupt: list[str] = field(default_factory=list)  # read with skip_corrupt: left out
+    recovered: str = ""  # what recording --force made of an unreadable file
 
 
 @dataclass(frozen=True)
@@ -224,63 +255,22 @@ def _no_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _duplicate_at(text: str) -> tuple[int, int] | None:
-    """Line and column of the first key repeated within one JSON object."""
-    stack: list[set[str]] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            end = i + 1
-            while end < n and text[end] != '"':
-                end += 2 if text[end] == "\\" else 1
-            after = text[end + 1:].lstrip()
-            if stack and after.startswith(":"):
-                key = json.loads(text[i:end + 1])
-                if key in stack[-1]:
-                    return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
-                stack[-1].add(key)
-            i = end + 1
-            continue
-        if ch == "{":
-            stack.append(set())
-        elif ch == "}" and stack:
-            stack.pop()
-        elif ch == "[":
-            stack.append(set())  # a list: its strings are never keys
-        elif ch == "]" and stack:
-            stack.pop()
-        i += 1
-    return None
-
-
 def _line_of(text: str, key: str) -> int | None:
     """The line where ``"key":`` first appears, to point an error at its entry."""
     at = text.find(json.dumps(key, ensure_ascii=False) + ":")
     return text.count("\n", 0, at) + 1 if at >= 0 else None
 
 
-# Lines git writes into a file it could not merge (``diff3`` style included).
-_CONFLICT_MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")
-
-
-def conflict_line(text: str) -> int | None:
-    """The line of the first git conflict marker in ``text``, if any."""
-    for number, line in enumerate(text.splitlines(), 1):
-        if line.startswith(_CONFLICT_MARKERS) and (
-                len(line) == 7 or line[7] in " \t" or line.startswith("=======")):
-            return number
-    return None
-
-
-def read_ledger(path: Path, *, empty_ok: bool = False) -> Ledger:
+def read_ledger(path: Path, *, empty_ok: bool = False, skip_corrupt: bool = False) -> Ledger:
     """The ledger at ``path``; an empty one when the file does not exist (or, with
-    ``empty_ok``, when it is empty: ``/dev/null`` as a merge base)."""
+    ``empty_ok``, when it is ``/dev/null``: a merge base). Read through the one
+    bounded reader (``ledger_text.read_text``). With ``skip_corrupt``, entries whose
+    seal does not match are left out and named in ``Ledger.corrupt``."""
     path = Path(path)
     if empty_ok and str(path) == os.devnull:
         return Ledger(path, {})
     try:
-        raw = read_regular(path)  # never a FIFO or a device: a read that would not end
+        raw = read_bytes(path)
     except FileNotFoundError:
         return Ledger(path, {})
     except IsADirectoryError:
@@ -291,26 +281,25 @@ def read_ledger(path: Path, *, empty_ok: bool = False) -> Ledger:
                               path) from None
     if empty_ok and not raw.strip():
         return Ledger(path, {})
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        before = raw[:exc.start].decode("utf-8")  # valid up to the bad byte
-        line = before.count("\n") + 1
-        column = len(before) - before.rfind("\n")
-        raise NanoframesError("ledger-corrupt", f"not UTF-8: {exc.reason}", path, line,
-                              column) from None
+    text = decode(raw, path)
+    check_depth(text, path)
     conflict = conflict_line(text)
     if conflict is not None:
         # Checked before the JSON: "Expecting property name" would hide what happened.
         raise NanoframesError("ledger-conflict", f"unresolved merge conflict at line {conflict}: "
-                              "run `nanoframes ledger merge` or resolve it", path, conflict)
+                              f"{recovery_hint(path)}", path, conflict)
+    return parse_ledger(text, path, skip_corrupt=skip_corrupt)
+
+
+def parse_ledger(text: str, path: Path, *, skip_corrupt: bool = False) -> Ledger:
+    """A ledger from its text (bounded and depth-checked by the caller)."""
     try:
         doc = json.loads(text, object_pairs_hook=_no_duplicates)
     except json.JSONDecodeError as exc:
         raise NanoframesError("ledger-corrupt", f"not valid JSON: {exc.msg}", path,
                               exc.lineno, exc.colno) from None
     except NanoframesError as exc:  # a duplicate key
-        line, column = _duplicate_at(text) or (None, None)
+        line, column = duplicate_at(text) or (None, None)
         raise NanoframesError(exc.code, exc.message, path, line, column) from None
 
     if not isinstance(doc, dict):
@@ -331,12 +320,16 @@ def read_ledger(path: Path, *, empty_ok: bool = False) -> Ledger:
         raise NanoframesError("ledger-invalid", "'compositions' must be an object", path)
 
     entries: dict[str, Entry] = {}
+    corrupt: list[str] = []
     for key, data in compositions.items():
         try:
             entries[key] = Entry.from_json(key, data, path)
         except NanoframesError as exc:
+            if skip_corrupt and exc.message.endswith(SEAL_BROKEN):
+                corrupt.append(key)
+                continue
             raise NanoframesError(exc.code, exc.message, path, _line_of(text, key)) from None
-    return Ledger(path, entries)
+    return Ledger(path, entries, sorted(corrupt))
 
 
 def dumps(ledger: Ledger) -> str:

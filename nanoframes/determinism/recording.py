@@ -8,8 +8,10 @@ before letting go. A reader needs no lock: a write is a rename.
 
 A ledger that cannot be read is never silently dropped: without ``force`` the
 recording stops with that error; with it, the unreadable file is kept beside
-the new one (``digests.json.unreadable-<UTC time>``) and the recording says how
-many entries it replaced.
+the new one (``digests.json.unreadable-<UTC time>``) and the recording says what
+it made of it: git conflict markers merged by key as ``ledger merge`` would,
+corrupt entries left out by name, or how many entries it replaced. A file that
+is not a regular file, or too large, is refused even with ``force``.
 """
 
 from __future__ import annotations
@@ -25,8 +27,19 @@ from filelock import FileLock, Timeout
 
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
-from .ledger import Entry, Ledger, RecordSummary, merge, read_ledger, write_ledger
+from .ledger import (
+    SEAL_BROKEN,
+    Entry,
+    Ledger,
+    RecordSummary,
+    merge,
+    parse_ledger,
+    read_ledger,
+    write_ledger,
+)
+from .ledger_text import conflict_sides, read_bytes, read_text, recovery_hint
 from .policy import plan_record
+from .threeway import merge_entries
 from .verdict import Verdict
 
 LOCK_TIMEOUT_ENV = "NANOFRAMES_LOCK_TIMEOUT"
@@ -104,29 +117,72 @@ def count_entries(text: str) -> int:
     return len(set(_ENTRY_LINE.findall(text)))
 
 
-def set_aside(path: Path, error: NanoframesError) -> str:
+def set_aside(path: Path, error: NanoframesError, recovered: str = "") -> str:
     """Keep an unreadable ledger beside the new one; return the line that says so."""
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     copy = path.with_name(f"{path.name}.unreadable-{stamp}")
     try:
-        raw = path.read_bytes()
+        raw = read_bytes(path)  # the bounded reader: what read_for_recording read
     except OSError as exc:
         raise NanoframesError("ledger-write", f"cannot keep a copy of the unreadable ledger: "
                               f"{exc.strerror}", path) from None
     write_bytes_atomic(copy, raw, code="ledger-write")
+    if recovered:
+        return f"the ledger could not be read ({error.code}); kept it as {copy.name}; {recovered}"
     n = count_entries(raw.decode("utf-8", "replace"))
     return (f"the ledger could not be read ({error.code}); kept it as {copy.name} and "
             f"replaced its {n} entr{'y' if n == 1 else 'ies'}")
 
 
+def _merged_conflict(path: Path, error: NanoframesError) -> Ledger:
+    """A ledger git left with conflict markers, its two sides merged by key as
+    ``nanoframes ledger merge`` merges them (the base from ``diff3`` markers, else
+    none: then no entry is dropped and a key that differs keeps ours, named)."""
+    def refuse(why: str) -> NanoframesError:
+        return NanoframesError("ledger-conflict", f"{why}; nothing written: "
+                               f"{recovery_hint(path)}", path, error.line)
+
+    sides = conflict_sides(read_text(path))
+    if sides is None:
+        raise refuse("its conflict markers do not form whole hunks")
+    ledgers = []
+    for name, text in zip(("base", "ours", "theirs"), sides):
+        try:
+            ledgers.append(parse_ledger(text, path) if text is not None else Ledger(path, {}))
+        except NanoframesError as exc:
+            raise refuse(f"{name} side of the conflict cannot be read ({exc.message})") from None
+    entries, from_theirs, conflicts = merge_entries(*(led.entries for led in ledgers))
+    how = "with its base" if sides[0] is not None else "without a base (none dropped)"
+    line = (f"merged the two sides of its conflict by key {how}: {len(entries)} entries, "
+            f"{len(from_theirs)} from theirs")
+    if conflicts:
+        line += f", kept ours for {len(conflicts)} that differ: {', '.join(conflicts[:5])}" + (
+            " ..." if len(conflicts) > 5 else "")
+    return Ledger(path, dict(sorted(entries.items())), recovered=line)
+
+
 def read_for_recording(path: Path, force: bool) -> tuple[Ledger, NanoframesError | None]:
-    """The ledger to record into; with ``force``, an unreadable one reads as empty
-    (and its error comes back so the caller can set the file aside)."""
+    """The ledger to record into. With ``force``, an unreadable one is recovered as
+    far as it can be: conflict markers merged by key, corrupt entries left out (and
+    named), anything else read as empty; its error comes back so the caller can set
+    the file aside. A file that cannot be read safely (not a regular file, too
+    large, unreadable) is refused even then: nothing of it is kept or replaced."""
     try:
         return read_ledger(path), None
     except NanoframesError as exc:
-        if not force or exc.code == "ledger-unreadable" and path.is_dir():
+        if not force or exc.code in ("ledger-unreadable", "ledger-too-large"):
             raise
+        if exc.code == "ledger-conflict":
+            return _merged_conflict(path, exc), exc
+        if exc.code == "ledger-invalid" and exc.message.endswith(SEAL_BROKEN):
+            try:
+                ledger = read_ledger(path, skip_corrupt=True)
+            except NanoframesError:
+                return Ledger(path, {}), exc
+            ledger.recovered = (f"left out {len(ledger.corrupt)} corrupt entr"
+                                f"{'y' if len(ledger.corrupt) == 1 else 'ies'}: "
+                                + ", ".join(ledger.corrupt))
+            return ledger, exc
         return Ledger(path, {}), exc
 
 
@@ -148,7 +204,7 @@ def commit(path: Path, fresh: Mapping[str, Entry], *, force: bool = False,
         new, summary = merge(ledger, plan.updates, plan.removed)
         note = None
         if unreadable is not None:
-            note = set_aside(path, unreadable)
+            note = set_aside(path, unreadable, ledger.recovered)
         written = False
         if summary.changed or unreadable is not None or not path.exists():
             write_ledger(new)

@@ -19,10 +19,12 @@ makes it a git merge driver (``%O %A %B``).
 from __future__ import annotations
 
 import dataclasses
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..errors import NanoframesError
 from .ledger import Entry, Ledger, read_ledger, write_ledger
 
 
@@ -73,18 +75,33 @@ def _merge_three(base: Mapping[str, Entry], ours: Mapping[str, Entry],
     return merged, from_theirs, conflicts
 
 
+def _side(path: Path) -> Path:
+    """``path``, refused if it is an empty regular file (a truncated or emptied side)."""
+    try:
+        empty = path.stat().st_size == 0 and path.is_file()
+    except OSError:
+        empty = False  # missing or unreadable: read_ledger says which
+    if empty:
+        raise NanoframesError("ledger-corrupt", "the file is empty (0 bytes), not a ledger; "
+                              "a side with no entries is /dev/null", path)
+    return path
+
+
 def merge_files(base: Path, ours: Path, theirs: Path) -> MergeResult:
     """Merge three ledger files and write the result over ``ours`` (atomically; git's
     ``%A`` is a temp file of git's own, so no lock file is left beside it).
 
-    Any of the three may be missing or empty (``/dev/null``): an empty ledger. A
-    side that cannot be read (conflict markers included) is an error and nothing
-    is written: a merge never drops entries it could not read.
+    Any of the three may be missing, or ``/dev/null``: an empty ledger. The base
+    may also be an empty file (git's ``%O`` when the sides share no ancestor); an
+    empty OURS or THEIRS is ``ledger-corrupt``, as every other command calls it,
+    never "every entry deleted". A side that cannot be read (conflict markers
+    included) is an error and nothing is written: a merge never drops entries it
+    could not read.
     """
     ours = Path(ours)
     b = read_ledger(Path(base), empty_ok=True)
-    o = read_ledger(ours, empty_ok=True)
-    t = read_ledger(Path(theirs), empty_ok=True)
+    o = read_ledger(_side(ours), empty_ok=ours.as_posix() == os.devnull)
+    t = read_ledger(_side(Path(theirs)), empty_ok=Path(theirs).as_posix() == os.devnull)
     entries, from_theirs, conflicts = merge_entries(b.entries, o.entries, t.entries)
     merged = Ledger(ours, entries)
     write_ledger(merged)

@@ -30,8 +30,10 @@ from .limits import (
     MAX_FRAMES,
     MAX_PIXELS,
     MAX_SIDE,
+    check_paint,
     check_timeline,
     check_tree,
+    user_side,
 )
 from .presence import Presence, presence_of  # noqa: F401  (re-exported: the model's API)
 from .svg import (  # noqa: F401  (re-exported: modules import the vocabulary here too)
@@ -75,6 +77,9 @@ class Composition:
     # SHA-256 of the bytes parsed: how a worker process that parses the file again
     # shows it read the same version (Baker.inputs).
     sha256: str = field(default="", repr=False, compare=False)
+    # Elements it draws at most: <use> expanded, one per character of curve text
+    # (limits.check_tree); nested compositions add theirs (bake.nested).
+    drawn: int = field(default=0, repr=False, compare=False)
 
     @property
     def directory(self) -> Path:
@@ -166,7 +171,7 @@ def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
     if local_name(root) != "svg":
         raise NanoframesError("not-svg", f"the root element is <{local_name(root)}>, not <svg>",
                               path, root.sourceline)
-    check_tree(root, path)
+    drawn = check_tree(root, path)
     apply_sheets(root, path)  # <style> rules onto style= (css.py); bake drops the sheets
     line = root.sourceline
 
@@ -216,6 +221,7 @@ def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
     # Renumber so "later animation wins" holds across several timeline scripts.
     animations = [_renumber(a, i) for i, a in enumerate(animations)]
     check_timeline(animations, sum(1 for _ in root.iter(etree.Element)), path, line)
+    check_paint(root, animations, user_side(width, height, root.get("viewBox")), path)
     return Composition(
         path=path,
         project_root=project_root,
@@ -231,6 +237,7 @@ def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
         animations=tuple(animations),
         root=root,
         sha256=hashlib.sha256(data).hexdigest(),
+        drawn=drawn,
     )
 
 

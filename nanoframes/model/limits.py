@@ -9,6 +9,7 @@ ThorVG is known to crash on or to draw wrongly; each refusal is a
 from __future__ import annotations
 
 import re
+import string
 from pathlib import Path
 
 from lxml import etree
@@ -30,6 +31,19 @@ MAX_ATTRIBUTES = 256     # per element (lxml reads attributes in quadratic time)
 MAX_TEXT_CHARS = 100_000  # in all <text>: ThorVG stalls or crashes on a million glyphs
 MAX_MAGNITUDE = 1e9      # |number| in attributes and the timeline: bake's arithmetic stays finite
 MAX_TIMELINE_WORK = 2_000_000  # elements x (animations + keyframes): bake matches each pair
+# data-frame-text: a width or precision in a format spec; past it the formatted text
+# is whatever the author asks for (".100000000f" segfaulted ThorVG's text bounds).
+MAX_FORMAT_NUMBER = 64
+# Characters a formatted field's value takes beyond its precision (sign, digits of
+# 99,999 frames or 3,600 s, grouping, point, exponent, %): its length is at most
+# max(width, precision + this), so the generated text is bounded before formatting.
+FIELD_SLACK = 24
+# Paint parameters, relative to the larger side of the canvas (or viewBox) in user
+# units: a stroke wider than 4 sides covers the canvas anyway; ThorVG's round joins
+# on stroke-width 1e8 did not finish in 60 s. A blur deviation past one side is a
+# flat wash; stdDeviation 1e8 took 40 s a frame.
+MAX_STROKE_SIDES = 4
+MAX_BLUR_SIDES = 1
 
 # Attributes whose value is a number (possibly with a unit): NaN/inf are refused.
 NUMERIC_ATTRS = frozenset(
@@ -76,8 +90,44 @@ def check_timeline(animations, element_count: int, path: Path, line: int | None)
                                           path, line)
 
 
-def check_tree(root, path: Path) -> None:
-    """Depth, element count (with <use> expanded) and attribute sanity."""
+def frame_text_chars(template: str, path: Path, line: int | None) -> int:
+    """The most characters ``template`` can format to, from its specs alone; a width
+    or precision over ``MAX_FORMAT_NUMBER`` is ``frame-text`` (naming the attribute).
+    A template :mod:`string` cannot read is left to ``text.frame_text.check_template``."""
+    try:
+        parsed = list(string.Formatter().parse(template))
+    except ValueError:
+        return len(template)
+    total = 0
+    for literal, name, spec, _conversion in parsed:
+        total += len(literal)
+        if name is None:
+            continue
+        numbers = [int(n) for n in re.findall(r"\d+", spec or "")]  # width, precision
+        if any(n > MAX_FORMAT_NUMBER for n in numbers):
+            shown = template if len(template) <= 60 else template[:57] + "..."
+            raise NanoframesError("frame-text", f"data-frame-text={shown!r}: {{{name}:{spec[:20]}}}"
+                                  f" asks for a width or precision over {MAX_FORMAT_NUMBER}",
+                                  path, line)
+        total += max(numbers, default=0) + FIELD_SLACK
+    return total
+
+
+def drawn_text(el, path: Path) -> tuple[int, int]:
+    """(characters, drawn elements) of one ``<text>``: frame text counted at its most,
+    before it is formatted; text on a curve draws one ``<text>`` per character."""
+    template = el.get("data-frame-text")
+    if template is not None:
+        chars = frame_text_chars(template, path, el.sourceline)
+    else:
+        chars = sum(len(s) for s in el.itertext())
+    on_curve = el.get("data-curve-d") is not None or el.get("data-curve-circle") is not None
+    return chars, 1 + (chars if on_curve else 0)
+
+
+def check_tree(root, path: Path) -> int:
+    """Depth, element count (with <use>, curve text and frame text expanded) and
+    attribute sanity; returns the number of elements the document draws at most."""
     count = text_chars = 0
     ids: dict[str, etree._Element] = {}
     stack = [(root, 1)]
@@ -103,16 +153,24 @@ def check_tree(root, path: Path) -> None:
                                       f"<{local_name(el)}> is not a finite number within "
                                       f"\u00b1{MAX_MAGNITUDE:g}", path, el.sourceline)
         if local_name(el) == "text":
-            text_chars += sum(len(s) for s in el.itertext())
+            chars, drawn = drawn_text(el, path)
+            text_chars += chars
             if text_chars > MAX_TEXT_CHARS:
                 raise NanoframesError("text-too-long", f"more than {MAX_TEXT_CHARS} characters "
-                                      "of text", path, el.sourceline)
+                                      "of text (frame text counted at its longest)", path,
+                                      el.sourceline)
+            if drawn > 1:
+                count += drawn - 1
+                if count > MAX_ELEMENTS:
+                    raise NanoframesError("too-many-elements", f"more than {MAX_ELEMENTS} "
+                                          "elements (each character on a curve is one)", path,
+                                          el.sourceline)
         if depth > 1:
             presence_of(el, path)  # refuse bad data-start/-duration/-fade at parse time
         if el.get("id"):
             ids.setdefault(el.get("id"), el)
         stack.extend((child, depth + 1) for child in el)
-    check_use(root, ids, path, count)
+    return check_use(root, ids, path, count)
 
 
 def cyclic_uses(root, ids: dict | None = None) -> list:
@@ -185,12 +243,13 @@ def cyclic_uses(root, ids: dict | None = None) -> list:
     return [u for u in uses if id(u) in cyclic]
 
 
-def check_use(root, ids: dict, path: Path, plain_count: int) -> None:
-    """Refuse <use> bombs: count the elements the references would expand to (a
-    cyclic ``<use>``, which bake removes, expands to nothing)."""
+def check_use(root, ids: dict, path: Path, plain_count: int) -> int:
+    """Refuse <use> bombs: count the elements the references would expand to (text
+    on a curve counted per character; a cyclic ``<use>``, which bake removes, expands
+    to nothing); returns the count."""
     uses = [el for el in root.iter(f"{{{SVG_NS}}}use", "use")]
     if not uses:
-        return
+        return plain_count
     skipped = {id(el) for el in cyclic_uses(root, ids)}
     sizes: dict[int, int] = {}
 
@@ -206,7 +265,7 @@ def check_use(root, ids: dict, path: Path, plain_count: int) -> None:
                                   path, el.sourceline)
         total = 0
         for node in el.iter(etree.Element):
-            total += 1
+            total += drawn_text(node, path)[1] if local_name(node) == "text" else 1
             if local_name(node) == "use":
                 target = (href_of(node) or "")
                 if not target.startswith("#"):
@@ -222,6 +281,58 @@ def check_use(root, ids: dict, path: Path, plain_count: int) -> None:
         sizes[key] = total
         return total
 
-    if expanded(root, ()) + plain_count > MAX_ELEMENTS:
+    total = expanded(root, ())
+    if total + plain_count > MAX_ELEMENTS:
         raise NanoframesError("use-bomb", f"<use> references expand to more than "
                               f"{MAX_ELEMENTS} elements", path, uses[0].sourceline)
+    return total
+
+
+_STYLE_DECL = re.compile(r"(?i)(?:^|;)\s*(stroke-width|stdDeviation)\s*:\s*([^;]*)")
+
+
+def _numbers(value: str) -> list[float]:
+    out = []
+    for token in re.findall(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?", value or ""):
+        try:
+            out.append(abs(float(token)))
+        except ValueError:  # pragma: no cover - the pattern only finds numbers
+            pass
+    return out
+
+
+def user_side(width: int, height: int, view_box: str | None) -> float:
+    """The larger side of the canvas in user units (the viewBox's, where it is larger)."""
+    side = float(max(width, height))
+    box = _numbers(view_box or "")
+    if len(box) == 4:
+        side = max(side, box[2], box[3])
+    return side
+
+
+def check_paint(root, animations, side: float, path: Path) -> None:
+    """Stroke widths and blur deviations (attributes, ``style=`` and timeline values)
+    bounded relative to ``side`` (``user_side``): past it, work in ThorVG grows with
+    the value, not the picture."""
+    bounds = {"stroke-width": MAX_STROKE_SIDES * side, "stdDeviation": MAX_BLUR_SIDES * side}
+
+    def refuse(name: str, value: object, where: str, line: int | None) -> NanoframesError:
+        sides = MAX_STROKE_SIDES if name == "stroke-width" else MAX_BLUR_SIDES
+        return NanoframesError("attr-invalid", f"{name}={str(value)[:40]!r} on {where} exceeds "
+                               f"{bounds[name]:g} ({sides} x the canvas's larger side)", path,
+                               line)
+
+    for el in root.iter(etree.Element):
+        found = [(name, el.get(name)) for name in bounds if el.get(name) is not None]
+        found += [(m.group(1), m.group(2)) for m in _STYLE_DECL.finditer(el.get("style") or "")]
+        for name, value in found:
+            key = "stdDeviation" if name.lower() == "stddeviation" else name.lower()
+            if any(n > bounds[key] for n in _numbers(value)):
+                raise refuse(key, value, f"<{local_name(el)}>", el.sourceline)
+    for anim in animations:
+        for kf in anim.keyframes:
+            value = kf.values.get("stroke-width")
+            numbers = _numbers(value) if isinstance(value, str) else [value] \
+                if isinstance(value, (int, float)) and not isinstance(value, bool) else []
+            if any(abs(n) > bounds["stroke-width"] for n in numbers):
+                raise refuse("stroke-width", value, f"the timeline's {anim.target!r}", None)

@@ -33,6 +33,7 @@ from .faces import (
     host_font_dirs,
     unique_name,
 )
+from .sanitize import usable
 from .style import DEFAULT_WEIGHT, FontRequest, font_request, split_unquoted
 
 if TYPE_CHECKING:
@@ -189,6 +190,8 @@ class FontBook:
                 continue
             key = " ".join(family.split()).casefold()
             faces = self._families.get(key) or self._aliases.get(key)
+            # only faces the OpenType Sanitizer passes (the bundled ones are ours)
+            faces = [f for f in faces or () if f.origin == "bundled" or usable(f.path)]
             if faces:
                 return Resolution(self.best(faces, weight, style), False, value, family)
         default = self.default

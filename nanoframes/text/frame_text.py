@@ -2,8 +2,9 @@
 
 A template is a :meth:`str.format` string over the fields ``frame frames
 second time fps duration``. It is checked once, when the composition is read:
-unknown fields, attribute access, indexing, nested fields in a format spec and
-a spec that does not suit the field's type are errors with code ``frame-text``.
+unknown fields, attribute access, indexing, nested fields in a format spec, a
+width or precision over ``model.limits.MAX_FORMAT_NUMBER`` and a spec that does
+not suit the field's type are errors with code ``frame-text``.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from fractions import Fraction
 from pathlib import Path
 
 from ..errors import NanoframesError
+from ..model.limits import frame_text_chars
 
 FRAME_FIELDS = ("frame", "frames", "second", "time", "fps", "duration")
 
@@ -38,6 +40,7 @@ def check_template(template: str, file: Path | str | None, line: int | None) -> 
             raise fail(f"unknown field {{{name}}}; the fields are {', '.join(FRAME_FIELDS)}")
         if spec and "{" in spec:
             raise fail(f"{{{name}:{spec}}}: nested fields in a format spec are not allowed")
+    frame_text_chars(template, file, line)  # widths and precisions bounded, before formatting
     try:  # a spec that does not suit the field's type (e.g. {second:d}) fails here, once
         format_frame_text(template, {k: (0 if k in ("frame", "frames") else 0.0)
                                      for k in FRAME_FIELDS})
