@@ -146,6 +146,38 @@ class Store:
         """Of these full digests, those not in the store (a stat each; no decoding)."""
         return [d for d in dict.fromkeys(digests) if not self.has(d)]
 
+    # --- what recorded inputs were made of (determinism/inputs.py) ------------------
+
+    def record_path(self, kind: str, digest: str) -> Path:
+        """``inputs/<kind>/<digest>.json``: beside the frames, never taken for one
+        (``entries`` reads two-digit folders only), so verify and prune leave it."""
+        return self.root / "inputs" / kind / f"{digest}.json"
+
+    def put_record(self, kind: str, digest: str, data: bytes) -> bool:
+        path = self.record_path(kind, digest)
+        if path.is_file():
+            return True
+        return self._put_file(path, data)
+
+    def get_record(self, kind: str, digest: str) -> bytes | None:
+        if not is_digest(digest):
+            return None
+        try:
+            return self.record_path(kind, digest).read_bytes()
+        except OSError:
+            return None
+
+    def _put_file(self, path: Path, data: bytes) -> bool:
+        if self.write_problem is not None:
+            return False
+        try:
+            self._ignore_file()
+            write_bytes_atomic(path, data, code="store-write-failed", durable=False)
+        except (NanoframesError, OSError) as exc:
+            self.write_problem = str(exc)
+            return False
+        return True
+
     # --- reading -----------------------------------------------------------------
 
     def candidates(self, short: str) -> list[Path]:
