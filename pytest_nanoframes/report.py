@@ -76,6 +76,8 @@ def summary_lines(state: State) -> list[tuple[str, dict[str, bool]]]:
         for result in results:
             if result["key"] in refused or result.get("entry") is None:
                 lines.append((f"  not recorded: {result['line']}", {}))
+    for what, where in state.written:  # as pytest-html says where its page is
+        lines.append((f"{what}: {where}", {}))
     for error in state.session_errors:
         lines.append((f"nanoframes: {error}", {"red": True, "bold": True}))
     return lines
