@@ -114,7 +114,7 @@ def finished_record(record: dict | None, item: pytest.Item, outcome: str) -> dic
     return dict(record, nodeid=item.nodeid, outcome=outcome)
 
 
-def with_evidence(text: str, record: dict | None) -> str:
+def with_evidence(text: str, record: dict | None, state: State | None = None) -> str:
     """A failure's or an xfail's text, then the pixel line, what moved in words and
     the command that shows expected, actual and diff (as ``digest --check`` prints)."""
     if record is None:
@@ -123,7 +123,9 @@ def with_evidence(text: str, record: dict | None) -> str:
 
     lines = evidence_lines(record)
     if not record.get("diff_command") and (record.get("evidence") or {}).get("frames"):
-        lines.append(f'see: pytest "{record.get("nodeid")}" --nf-check --nf-html '
+        page = options(state).html if state is not None else None  # text: no file to draw
+        lines.append(f"see: {page.as_uri()}  (expected, actual and diff)" if page else
+                     f'see: pytest "{record.get("nodeid")}" --nf-check --nf-html '
                      "nf-report.html  (expected, actual and diff on the page)")
     return "\n".join([text, *("  " + line for line in lines)])
 

@@ -140,7 +140,7 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
     if outcome.status == "failed":
         pytest.fail(failure_text(item, comp, verdict, outcome.text, record), pytrace=False)
     if outcome.status == "xfailed":
-        pytest.xfail(evidence.with_evidence(outcome.text, record))
+        pytest.xfail(evidence.with_evidence(outcome.text, record, state))
     return verdict
 
 
@@ -152,7 +152,7 @@ def failure_text(item: pytest.Item, comp: Composition | None, verdict: Verdict,
 
     kind = verdict.kind
     if kind is Kind.ERROR or comp is None or kind is Kind.MATCH:
-        return evidence.with_evidence(decided, record)
+        return evidence.with_evidence(decided, record, _state(item))
     lines = []
     if decided.startswith("refusing to record"):
         lines.append(decided.splitlines()[0])
@@ -164,7 +164,7 @@ def failure_text(item: pytest.Item, comp: Composition | None, verdict: Verdict,
         lines.append(f"  inspect: {inspect_hint(item, comp, verdict.differing_frames[0])}")
     force = " --nf-force" if kind is Kind.REGRESSION else ""
     lines.append(f'  if intended: pytest "{item.nodeid}" {RECORD_HINT}{force}')
-    return evidence.with_evidence("\n".join(lines), record)
+    return evidence.with_evidence("\n".join(lines), record, _state(item))
 
 
 def inspect_hint(item: pytest.Item, comp: Composition, frame: int) -> str:

@@ -151,7 +151,7 @@ class CompositionItem(_Item):
             payload["entry"] = entry_from_reading(reading).to_json()
         self.nf_payload = payload
         self.user_properties.extend(junit_properties(verdict))
-        text = evidence.with_evidence(outcome.text, record)
+        text = evidence.with_evidence(outcome.text, record, state)
         if outcome.status == "failed":
             raise NanoframesFailure(text)
         if outcome.status == "xfailed":

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -35,13 +36,22 @@ def _write_png(path: Path, rgba) -> None:
     write_bytes_atomic(path, encode_png(rgba), code="output-failed", durable=False)
 
 
+def folder_of(key: str) -> str:
+    """A key as a folder: a file's key as it is; a test's node id (``nf.check``) with
+    ``::`` as ``/`` and what CI artifact uploads refuse (``:<>|*?"``, brackets,
+    spaces) as ``_``, so ``tests/t.py::test_a[x]`` is ``tests/t.py/test_a_x_``."""
+    if "::" not in key:
+        return key
+    return re.sub(r'[:<>|*?"\[\]\s\\]', "_", key.replace("::", "/"))
+
+
 def write_artifacts(directory: Path, gathered: Gathered, config: Config,
                     sheet: bool = False, comp: Composition | None = None) -> Gathered:
     """Write the kept frames of ``gathered`` (and a contact sheet when asked);
     return it with the file paths (relative to ``directory``) in its evidence.
     ``comp``: the composition, when it is not a file under its key (built in a test)."""
     verdict = gathered.verdict
-    folder = directory / verdict.key
+    folder = directory / folder_of(verdict.key)
     files: dict[int, dict[str, str]] = {}
     for index, (expected, actual) in sorted(gathered.images.items()):
         names = {}
