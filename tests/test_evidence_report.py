@@ -206,3 +206,69 @@ def test_a_run_stopped_early_writes_a_partial_page(pytester, recorded):
     result = run(pytester, "--nf-check", "--nf-html", "report.html")
     page = (recorded / "report.html").read_text()
     assert "1 error(s) during collection); 4 of 4 collected test items did not run" in page
+
+
+# --- a regression among many matches, seen in a real browser ----------------------
+
+TINY = """<svg xmlns="http://www.w3.org/2000/svg" data-width="{w}" data-height="{h}"
+     data-fps="1" data-duration="1"><rect x="0" y="0" width="{w}" height="{h}" fill="{fill}"/>
+</svg>
+"""
+
+
+def test_a_regression_among_fifty_matches_is_the_first_thing_seen(tmp_path, monkeypatch, capsys):
+    from PIL import Image
+
+    from nanoframes.cli import main
+
+    browser = chromium()
+    monkeypatch.delenv("NANOFRAMES_STORE", raising=False)
+    monkeypatch.delenv("EXCUSED_COMPOSITIONS", raising=False)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "pyproject.toml").write_text("[tool.nanoframes]\n")
+    examples = tmp_path / "examples"
+    examples.mkdir()
+    for n in range(50):  # named to sort before and after the regression
+        grey = f"#{40 + 4 * n:02x}{40 + 4 * n:02x}{40 + 4 * n:02x}"
+        (examples / f"{'a' if n % 2 else 'z'}{n:02d}.nf.svg").write_text(
+            TINY.format(w=8, h=8, fill=grey))
+    key = "examples/m-badge.nf.svg"
+    (tmp_path / key).write_text(TINY.format(w=48, h=32, fill=MAGENTA))
+    assert main(["digest", "--record"]) == 0
+    # another recording of the badge drew it green: the same inputs, other pixels
+    ledger = tmp_path / "tests" / "digests.json"
+    doc = json.loads(ledger.read_text())
+    green = np.zeros((32, 48, 4), np.uint8)
+    green[...] = (0, 0xC0, 0, 255)
+    Store(tmp_path / ".nanoframes" / "store").put(green)
+    doc["compositions"][key]["frame_digests"] = [frame_digest(green)[:16]]
+    doc["compositions"][key]["digest"] = film_digest([frame_digest(green)])
+    ledger.write_text(json.dumps(doc, indent=2) + "\n")
+    capsys.readouterr()
+
+    assert main(["digest", "--check", "--html", "report.html"]) == 1
+    out = capsys.readouterr().out
+    assert f"REGRESSION {key}: regression, 1 of 1 frames differ: 0" in out
+    assert f"see: nanoframes diff {key} --frame 0  (expected, actual and diff)" in out
+    assert f"report: {(tmp_path / 'report.html').as_uri()}" in out
+    page = tmp_path / "report.html"
+    dom = dump_dom(page)
+    assert 'data-images="decoded"' in dom
+    sections = [s.split('"')[0] for s in dom.split('data-section="')[1:]]
+    assert sections == ["failed"] + ["match"] * 50
+    assert '51 items: <a href="#failed">1 failed</a>, <a href="#match">50 match</a>' in dom
+    shot = tmp_path / "shot.png"
+    subprocess.run([browser, "--headless", "--no-sandbox", "--disable-gpu", "--hide-scrollbars",
+                    "--virtual-time-budget=5000", "--window-size=1000,700",
+                    f"--screenshot={shot}", page.as_uri()],
+                   capture_output=True, timeout=120, check=True)
+    pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
+    r, g, b = pixels[..., 0], pixels[..., 1], pixels[..., 2]
+    magenta = (r > 220) & (g < 40) & (b > 220)   # only the actual frame is magenta
+    green_seen = (r < 40) & (g > 160) & (b < 40)  # the expected frame
+    assert magenta.sum() >= 48 * 32 and green_seen.sum() >= 48 * 32, (magenta.sum(),
+                                                                     green_seen.sum())
+    # the actual frame is beside the expected one, not behind it
+    rows = np.nonzero(magenta.any(axis=1))[0]
+    green_rows = np.nonzero(green_seen.any(axis=1))[0]
+    assert abs(int(rows.min()) - int(green_rows.min())) < 40
