@@ -102,7 +102,8 @@ def json_report(state: State) -> dict[str, Any]:
         "ledger": state.ledger_key(state.ledger_path),
         "toolchain": toolchain_parts(),
         "verdicts": [
-            {k: v for k, v in result.items() if k not in ("entry", "kind", "nf_record")}
+            dict({k: v for k, v in result.items() if k not in ("entry", "kind", "nf_record")},
+                 moved=(result.get("nf_record") or {}).get("moved") or [])
             for result in sorted(state.results.values(), key=lambda r: r["key"])
         ],
         "ledger_problems": state.ledger_problems,

@@ -210,7 +210,9 @@ def _check_output(verdicts: list[Verdict], records: list[dict], as_json: bool,
                   problems: list[str], ledger: Path) -> dict[str, Any]:
     if as_json:
         _excused_to_stderr(verdicts)
-        return {"mode": "check", "verdicts": [verdict_json(v) for v in verdicts],
+        return {"mode": "check",
+                "verdicts": [dict(verdict_json(v), moved=record.get("moved") or [])
+                             for v, record in zip(verdicts, records)],
                 "ledger_problems": problems, "summary": _tally(verdicts)}
     from ..evidence.words import evidence_lines
 
