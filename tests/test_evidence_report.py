@@ -202,6 +202,14 @@ def test_a_run_stopped_early_writes_a_partial_page(pytester, recorded):
     page = (recorded / "report.html").read_text()
     assert ("Partial report: the run stopped early (stopping after 1 failures); 2 of 4 "
             "collected test items did not run") in page
+    # Ctrl-C (here raised by a test that runs before the badges)
+    stop = recorded / "tests" / "test_a_stop.py"
+    stop.write_text("def test_stop():\n    raise KeyboardInterrupt\n")
+    run(pytester, "--nf-check", "--nf-html", "report.html")
+    page = (recorded / "report.html").read_text()
+    assert ("Partial report: the run stopped early (interrupted); 3 of 5 collected test "
+            "items did not run") in page
+    stop.unlink()
     (recorded / "tests" / "test_syntax.py").write_text("def broken(:\n")
     result = run(pytester, "--nf-check", "--nf-html", "report.html")
     page = (recorded / "report.html").read_text()
