@@ -12,13 +12,14 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import numpy as np
 import pytest
 from PIL import Image
 from test_evidence import KEY, SVG, nf, numpy_numbers, read_png, write
 
+from nanoframes.determinism.identity import modules_digest_of
 from nanoframes.determinism.inputs import explain, keep, toolchain_change
 from nanoframes.frames.store import Store
 
@@ -79,14 +80,19 @@ def test_toolchain_parts_are_named_with_their_versions(tmp_path):
     assert toolchain_change("thorvg-python", "1.1.2", "1.1.3", None) == [
         "thorvg-python 1.1.2 → 1.1.3"]
     store = Store(tmp_path)
-    old = "a" * 64
-    keep(store, {"modules": (old, [["evidence/html.py", "1" * 64], ["gone.py", "2" * 64]])})
+    files = [["evidence/html.py", "1" * 64], ["gone.py", "2" * 64]]
+    old = modules_digest_of(files)
+    keep(store, {"modules": (old, files)})
     moved = [{"input": "toolchain: modules", "recorded": old, "fresh": "b" * 64}]
     details = explain(moved, tmp_path, lambda: None)[0]["details"]
     assert any(d.startswith("changed evidence/html.py (sha256 111111111111… → ") for d in details)
     assert "removed gone.py" in details
     unknown = explain([dict(moved[0], recorded="c" * 64)], tmp_path, lambda: None)
     assert "not known" in unknown[0]["details"][0]
+    # a record that does not hash to its name is not believed
+    keep(store, {"modules": ("c" * 64, files)})
+    lying = explain([dict(moved[0], recorded="c" * 64)], tmp_path, lambda: None)
+    assert "not known" in lying[0]["details"][0]
     assert toolchain_change("libthorvg", "d" * 64, "e" * 64, None) == [
         "libthorvg: the file changed (sha256 dddddddddddd… → eeeeeeeeeeee…)"]
 
@@ -143,3 +149,27 @@ def test_the_page_says_how_many_frames_it_left_out(proj, capsys):
             '--frame 2</code> shows any one (frame 2 is the first), or raise '
             '<code>--artifacts-frames N</code>') in page
     assert np.asarray(Image.open(proj / "r_files" / KEY / "0-actual.png")).shape == (32, 48, 4)
+
+
+def test_the_records_travel_with_the_store_and_are_verified(proj, capsys):
+    import io
+    import shutil
+    import tarfile
+
+    nf(capsys, "digest", "--record")
+    nf(capsys, "store", "--export", "moved.tar")
+    with tarfile.open(proj / "moved.tar") as tar:
+        kinds = {PurePosixPath(m.name).parts[1] for m in tar if m.name.startswith("inputs/")}
+    assert kinds == {"source", "modules"}  # no media or fonts: nothing to keep
+    shutil.rmtree(proj / ".nanoframes")
+    with tarfile.open(proj / "moved.tar", "a") as tar:  # a record that lies about its name
+        data = json.dumps({"canonical": "[]", "children": []}).encode()
+        info = tarfile.TarInfo(f"inputs/source/{'ab' * 32}.json")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    status, out, _ = nf(capsys, "store", "--import", "moved.tar")
+    assert status == 1 and "1 rejected" in out
+    assert not (proj / ".nanoframes" / "store" / "inputs" / "source" / f"{'ab' * 32}.json").exists()
+    write(proj, bar="#21a040")
+    _, out, _ = nf(capsys, "digest", "--check")
+    assert '    -  <rect fill="#20a040" height="8" width="48" x="0" y="24"/>' in out.splitlines()

@@ -19,7 +19,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..frames.store import Store
-from .identity import NONE, canonical_source, module_files
+from .identity import (
+    NONE,
+    canonical_source,
+    fonts_digest,
+    media_digest,
+    module_files,
+    modules_digest_of,
+    source_digest_of,
+)
 
 if TYPE_CHECKING:
     from ..bake.baker import Baker
@@ -61,10 +69,10 @@ def _lines(node: list, depth: int) -> list[str]:
     return out + [f"{pad}</{name}>"]
 
 
-def source_lines(root: Any) -> list[str]:
+def source_lines(canonical: str | bytes) -> list[str]:
     """The canonical projection (identity.canonical_source) as indented lines, one
     element per line: what the source digest covers, readable and diffable."""
-    return _lines(json.loads(canonical_source(root)), 0)
+    return _lines(json.loads(canonical), 0)
 
 
 def _files(pairs: Sequence[tuple[str, str, Path]]) -> list[list]:
@@ -93,7 +101,7 @@ def records_of(comp: Composition, baker: Baker, identity: Mapping[str, str],
     fonts = [(face.path.name, face_digest(face), Path(face.path)) for face in baker.faces()]
     children = [[name, source_digest(child.root)] for name, child in child_sources(comp)]
     return {
-        "source": (identity["source"], {"lines": source_lines(comp.root),
+        "source": (identity["source"], {"canonical": canonical_source(comp.root).decode(),
                                         "children": sorted(children)}),
         "media": (identity["media"], _files(media)),
         "fonts": (identity["fonts"], _files(fonts)),
@@ -121,19 +129,45 @@ def keep(store: Store, records: Mapping[str, tuple[str, Any]]) -> None:
             store.put_record(kind, digest, text.encode("utf-8"))
 
 
+KINDS = ("source", "media", "fonts", "modules")
+
+
+def digest_of(kind: str, data: Any) -> str | None:
+    """The digest a record stands for, computed from it by identity.py's own rules
+    (None: not a record of that kind). A record is believed only if it hashes to
+    its name, like a frame in the store."""
+    try:
+        if kind == "source":
+            return source_digest_of(data["canonical"].encode("utf-8"),
+                                    [(str(n), str(d)) for n, d in data["children"]])
+        if kind in ("media", "fonts"):
+            pairs = [(str(name), str(digest)) for name, digest, _ in data]
+            return media_digest(pairs) if kind == "media" else fonts_digest(pairs)
+        if kind == "modules":
+            return modules_digest_of((str(rel), str(digest)) for rel, digest in data)
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
+    return None
+
+
+def verified(kind: str, digest: str, raw: bytes) -> Any:
+    """The record in ``raw`` if it is one of ``kind`` that hashes to ``digest``, else None."""
+    try:
+        data = json.loads(raw)
+    except ValueError:
+        return None
+    return data if kind in KINDS and digest_of(kind, data) == digest else None
+
+
 def recorded(store: Store | None, kind: str, digest: str | None) -> Any:
-    """What ``digest`` stands for, as the store keeps it (None: not kept)."""
+    """What ``digest`` stands for, as the store keeps it (None: not kept, or a
+    record that does not hash to its name)."""
     if digest == NONE and kind in ("media", "fonts"):
         return []  # no file at all: nothing to keep, nothing to look up
     if store is None or not digest:
         return None
-    data = store.get_record(kind, digest)
-    if data is None:
-        return None
-    try:
-        return json.loads(data)
-    except ValueError:
-        return None
+    raw = store.get_record(kind, digest)
+    return None if raw is None else verified(kind, digest, raw)
 
 
 # --- the words ------------------------------------------------------------------
@@ -168,7 +202,8 @@ def file_changes(before: list, after: list) -> list[str]:
 def source_changes(before: dict, after: dict) -> list[str]:
     """A unified diff of the recorded and current canonical projection, and the
     nested compositions that moved."""
-    diff = list(difflib.unified_diff(before.get("lines", []), after.get("lines", []),
+    diff = list(difflib.unified_diff(source_lines(before["canonical"]),
+                                     source_lines(after["canonical"]),
                                      "recorded", "current", n=2, lineterm=""))
     if len(diff) > MAX_DIFF_LINES:
         diff = diff[:MAX_DIFF_LINES] + [f"… ({len(diff) - MAX_DIFF_LINES} more diff lines)"]
