@@ -102,6 +102,8 @@ def for_item(item: pytest.Item, state: State, verdict: Verdict, reading: Reading
     if comp is not None:  # a test's composition: a file can be drawn by diff, text cannot
         command = None if comp.text is not None else \
             diff_command(verdict.key, state.ledger_key(comp.path))
+    elif "::" in verdict.key:  # a test's composition that could not be loaded
+        command = None
     return gathered.verdict, record_of(gathered.verdict, gathered.moved, gathered.sheet,
                                        RECORD_HINT, command)
 

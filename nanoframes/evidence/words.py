@@ -61,11 +61,12 @@ def evidence_lines(record: dict) -> list[str]:
 
 
 def accepted(verdict: Verdict, force: bool) -> bool:
-    """Would recording this reading replace its entry? (what policy.plan_record updates,
-    said before it is done: a regression only with --force)"""
+    """Would recording this reading replace its entry with other frames? (what
+    policy.plan_record updates, said before it is done: a regression only with
+    --force; a match whose inputs moved keeps its frames, and its ``updated`` line
+    already names what moved)"""
     kind = verdict.kind
-    return (kind is Kind.CHANGED or (kind is Kind.REGRESSION and force)
-            or (kind is Kind.MATCH and bool(verdict.reasons)))
+    return kind is Kind.CHANGED or (kind is Kind.REGRESSION and force)
 
 
 def accepting_lines(verdict: Verdict, entry: Entry, reading: Reading, config: Config,
