@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from PIL import Image
 
 from nanoframes.frames.digest import film_digest, frame_digest
 from nanoframes.frames.store import Store
@@ -158,7 +159,7 @@ def test_a_failing_nf_check_is_on_every_front_end(pytester, recorded):
     assert frame["files"]["actual"] == "tests/test_badges.py/test_badge_ok_/1-actual.png"
     manifest = json.loads((root / "art" / "manifest.json").read_text())
     assert {f["composition"] for f in manifest["files"]} == {OK_KEY, WARN_KEY}
-    actual = np.asarray(__import__("PIL.Image").Image.open(root / "art" / frame["files"]["actual"]))
+    actual = np.asarray(Image.open(root / "art" / frame["files"]["actual"]))
     assert (actual[0, 8, :3] == (255, 0, 255)).all()  # the magenta badge as drawn now
 
     # the page: every nanoframes item counted, the failures first
@@ -172,7 +173,7 @@ def test_a_failing_nf_check_is_on_every_front_end(pytester, recorded):
     sections = [s.split('"')[0] for s in dom.split('data-section="')[1:]]
     assert sections == ["failed", "failed", "changed"]
     first = dom.split("<section")[1]
-    assert OK_KEY.replace("[", "[") in first and "frame 1 actual" in first
+    assert OK_KEY in first and "frame 1 actual" in first
 
     # pytest-html: the changed row reads like the terminal, the images attached
     if html:
@@ -225,8 +226,6 @@ TINY = """<svg xmlns="http://www.w3.org/2000/svg" data-width="{w}" data-height="
 
 
 def test_a_regression_among_fifty_matches_is_the_first_thing_seen(tmp_path, monkeypatch, capsys):
-    from PIL import Image
-
     from nanoframes.cli import main
 
     browser = chromium()
