@@ -20,6 +20,7 @@ import pytest
 if TYPE_CHECKING:
     from nanoframes.determinism.verdict import Reading, Verdict
     from nanoframes.evidence.check import EvidenceOptions
+    from nanoframes.model.composition import Composition
     from pytest_nanoframes.session import State
 
 _OPTIONS = pytest.StashKey["EvidenceOptions"]()
@@ -74,32 +75,64 @@ def store_warning(state: State, reading: Reading | None) -> str | None:
     return unkept_warning(store, reading.frame_digests)
 
 
-def for_item(item: pytest.Item, state: State, verdict: Verdict, reading: Reading | None
-             ) -> tuple[Verdict, dict | None]:
+def for_item(item: pytest.Item, state: State, verdict: Verdict, reading: Reading | None,
+             comp: Composition | None = None) -> tuple[Verdict, dict | None]:
     """The verdict with its pixel evidence (checking only), its record for the
-    manifest and page, and pytest-html extras kept on the item."""
+    manifest and page, and pytest-html extras kept on the item. ``comp``: a
+    composition built in a test (``nf.check``), judged under the test's key."""
     if state.options.recording:
         return verdict, None
-    from nanoframes.evidence.artifacts import record_of, write_artifacts
+    from nanoframes.evidence.artifacts import diff_command, record_of, write_artifacts
     from nanoframes.evidence.pixels import gather
 
     opts = options(state)
     html_plugin = item.config.pluginmanager.hasplugin("html")
     keep = opts.frames if (opts.directory is not None or html_plugin) else 0
     gathered = gather(verdict, state.ledger().entries.get(verdict.key), reading,
-                      state.nf_config, opts.store, keep=keep)
+                      state.nf_config, opts.store, keep=keep, comp=comp)
     if html_plugin:
-        item.nf_extras = _extras(gathered.images)  # type: ignore[attr-defined]
+        extras = _extras(gathered.images, verdict.key if comp is not None else "")
+        item.nf_extras = [*getattr(item, "nf_extras", []), *extras]  # type: ignore[attr-defined]
     if opts.directory is not None:
         gathered = write_artifacts(opts.directory, gathered, state.nf_config,
-                                   sheet=opts.html is not None)
+                                   sheet=opts.html is not None, comp=comp)
     from pytest_nanoframes.session import RECORD_HINT
 
+    command = diff_command(verdict.key)
+    if comp is not None:  # a test's composition: a file can be drawn by diff, text cannot
+        command = None if comp.text is not None else \
+            diff_command(verdict.key, state.ledger_key(comp.path))
+    elif "::" in verdict.key:  # a test's composition that could not be loaded
+        command = None
     return gathered.verdict, record_of(gathered.verdict, gathered.moved, gathered.sheet,
-                                       RECORD_HINT)
+                                       RECORD_HINT, command)
 
 
-def _extras(images: dict) -> list[dict]:
+def finished_record(record: dict | None, item: pytest.Item, outcome: str) -> dict | None:
+    """The record with the test that judged it and the outcome decided (the page puts
+    what failed first: under --nf-strict a change fails)."""
+    if record is None:
+        return None
+    return dict(record, nodeid=item.nodeid, outcome=outcome)
+
+
+def with_evidence(text: str, record: dict | None, state: State | None = None) -> str:
+    """A failure's or an xfail's text, then the pixel line, what moved in words and
+    the command that shows expected, actual and diff (as ``digest --check`` prints)."""
+    if record is None:
+        return text
+    from nanoframes.evidence.words import evidence_lines
+
+    lines = evidence_lines(record)
+    if not record.get("diff_command") and (record.get("evidence") or {}).get("frames"):
+        page = options(state).html if state is not None else None  # text: no file to draw
+        lines.append(f"see: {page.as_uri()}  (expected, actual and diff)" if page else
+                     f'see: pytest "{record.get("nodeid")}" --nf-check --nf-html '
+                     "nf-report.html  (expected, actual and diff on the page)")
+    return "\n".join([text, *("  " + line for line in lines)])
+
+
+def _extras(images: dict, label: str = "") -> list[dict]:
     from pytest_html import extras
 
     from nanoframes.frames.compare import amplify_diff
@@ -112,7 +145,8 @@ def _extras(images: dict) -> list[dict]:
             pictures.append(("diff", amplify_diff(expected, actual)))
         for role, rgba in pictures:
             data = base64.b64encode(encode_png(rgba)).decode("ascii")
-            out.append(extras.png(data, f"frame {index} {role}"))
+            name = f"{label}: frame {index} {role}" if label else f"frame {index} {role}"
+            out.append(extras.png(data, name))
     return out
 
 
@@ -122,15 +156,72 @@ def attach_extras(item: pytest.Item, report: pytest.TestReport) -> None:
         report.extras = [*getattr(report, "extras", []), *extras]
 
 
-def finish(state: State) -> None:
-    """(controller) The manifest and the page, from every item's record."""
+def finish(state: State, session: pytest.Session, exitstatus: int) -> None:
+    """(controller) The manifest and the page, from every item's record; where they
+    were written is kept for the terminal summary."""
     opts = options(state)
     if opts.artifacts is None and opts.html is None:
         return
+    from nanoframes.errors import NanoframesError
     from nanoframes.evidence.check import finish as write
 
     records = [r["nf_record"] for r in state.results.values() if r.get("nf_record")]
-    write(records, opts, title="nanoframes: pytest --nf-check")
+    records += [unjudged_record(nodeid, line) for nodeid, line in state.unjudged.items()]
+    try:
+        write(records, opts, title="nanoframes: pytest --nf-check",
+              partial=partial_note(state, session, exitstatus),
+              frames_option="--nf-artifacts-frames")
+    except NanoframesError as exc:
+        state.session_errors.append(str(exc))
+        return
+    state.written = [("report", opts.html.as_uri())] if opts.html is not None else []
+    if opts.artifacts is not None:
+        state.written.append(("artifacts", f"{opts.artifacts} (manifest.json lists every file)"))
+
+
+def partial_note(state: State, session: pytest.Session, exitstatus: int) -> str | None:
+    """What a page from a run that stopped early says at its top (None: it did not)."""
+    missing = max(0, state.items_total - len(state.ran))
+    reason = session.shouldfail or session.shouldstop
+    if state.collection_errors:
+        reason = f"{state.collection_errors} error(s) during collection"
+    elif not reason and exitstatus == pytest.ExitCode.INTERRUPTED:
+        reason = "interrupted"
+    if not missing and not reason:
+        return None
+    why = f" ({reason})" if isinstance(reason, str) and reason else ""
+    return (f"Partial report: the run stopped early{why}; {missing} of {state.items_total} "
+            f"collected test items did not run, so their verdicts are not on this page.")
+
+
+def unjudged_record(nodeid: str, line: str) -> dict:
+    """A nanoframes test that failed before any verdict (its composition never judged):
+    on the page with the failures, so the page never reads greener than the terminal."""
+    return {"composition": nodeid, "nodeid": nodeid, "verdict": "error", "outcome": "failed",
+            "excused": None, "reasons": [], "line": f"FAILED {nodeid}: {line}", "moved": [],
+            "evidence": None, "sheet": None, "diff_command": None}
+
+
+def say_what_is_accepted(state: State, fresh: dict) -> None:
+    """Before the ledger is written: for each entry a recording replaces, the
+    verdict against it, the moved inputs in words and the pixel line."""
+    from nanoframes.determinism.policy import reading_of, verdict_from_json
+    from nanoframes.evidence.words import accepted, accepting_lines
+    from pytest_nanoframes.session import RECORD_HINT
+
+    reporter = state.config.pluginmanager.get_plugin("terminalreporter")
+    lines: list[str] = []
+    for key, entry in fresh.items():
+        verdict = verdict_from_json(state.results[key])
+        recorded = state.ledger().entries.get(key)
+        if recorded is None or not accepted(verdict, state.options.force):
+            continue
+        lines += accepting_lines(verdict, recorded, reading_of(key, entry), state.nf_config,
+                                 options(state).store, RECORD_HINT)
+    if lines and reporter is not None:
+        reporter.write_sep("-", "nanoframes: what --nf-record accepts")
+        for line in lines:
+            reporter.write_line(line)
 
 
 def warning_line(state: State) -> str | None:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from pytest_nanoframes import evidence
 from pytest_nanoframes.items import decide, junit_properties, verdict_json
 from pytest_nanoframes.session import RECORD_HINT, State, get_state
 from pytest_nanoframes.tests_ledger import entry_key
@@ -122,31 +123,36 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
             pytest.fail(str(exc), pytrace=False)
         verdict, reading = check_composition(
             comp, ekey, config=state.nf_config, ledger=ledger,
-            samples=samples or options.samples, excused=state.excused())
+            samples=samples or options.samples, excused=state.excused(),
+            store=evidence.record_store(state), measure=True)
+    # pixel evidence, artifacts, the page's record: as for a collected file
+    verdict, record = evidence.for_item(item, state, verdict, reading, comp=comp)
     outcome = decide(verdict, recording=options.recording, strict=options.strict,
                      force=options.force)
+    record = evidence.finished_record(record, item, outcome.status)
     payload = verdict_json(verdict)
-    payload.update(kind="composition", outcome=outcome.status, entry=None)
+    payload.update(kind="composition", outcome=outcome.status, entry=None, nf_record=record,
+                   store_warning=evidence.store_warning(state, reading))
     if outcome.record and reading is not None:
         payload["entry"] = entry_from_reading(reading).to_json()
     checks.append(payload)
     item.user_properties.extend(junit_properties(verdict))
     if outcome.status == "failed":
-        pytest.fail(failure_text(item, comp, verdict, outcome.text), pytrace=False)
+        pytest.fail(failure_text(item, comp, verdict, outcome.text, record), pytrace=False)
     if outcome.status == "xfailed":
-        pytest.xfail(outcome.text)
+        pytest.xfail(evidence.with_evidence(outcome.text, record, state))
     return verdict
 
 
 def failure_text(item: pytest.Item, comp: Composition | None, verdict: Verdict,
-                 decided: str) -> str:
+                 decided: str, record: dict | None = None) -> str:
     """The verdict line, what moved, and how to see it and accept it: the text a
     collected item prints, with commands that name this test."""
     from nanoframes.determinism.verdict import Kind
 
     kind = verdict.kind
     if kind is Kind.ERROR or comp is None or kind is Kind.MATCH:
-        return decided
+        return evidence.with_evidence(decided, record, _state(item))
     lines = []
     if decided.startswith("refusing to record"):
         lines.append(decided.splitlines()[0])
@@ -158,7 +164,7 @@ def failure_text(item: pytest.Item, comp: Composition | None, verdict: Verdict,
         lines.append(f"  inspect: {inspect_hint(item, comp, verdict.differing_frames[0])}")
     force = " --nf-force" if kind is Kind.REGRESSION else ""
     lines.append(f'  if intended: pytest "{item.nodeid}" {RECORD_HINT}{force}')
-    return "\n".join(lines)
+    return evidence.with_evidence("\n".join(lines), record, _state(item))
 
 
 def inspect_hint(item: pytest.Item, comp: Composition, frame: int) -> str:

@@ -118,6 +118,8 @@ class _Item(pytest.Item):
 
         if isinstance(excinfo.value, (NanoframesFailure, NanoframesError)):
             return str(excinfo.value)
+        if isinstance(excinfo.value, pytest.xfail.Exception):  # changed: the verdict, no trace
+            return excinfo.value.msg
         return super().repr_failure(excinfo)  # a bug in nanoframes: show it whole
 
 
@@ -139,6 +141,7 @@ class CompositionItem(_Item):
         verdict, record = evidence.for_item(self, state, verdict, reading)  # pixel evidence
         outcome = decide(verdict, recording=options.recording, strict=options.strict,
                          force=options.force)
+        record = evidence.finished_record(record, self, outcome.status)
         payload = verdict_json(verdict)
         payload.update(kind="composition", outcome=outcome.status, entry=None, nf_record=record,
                        store_warning=evidence.store_warning(state, reading))
@@ -148,7 +151,7 @@ class CompositionItem(_Item):
             payload["entry"] = entry_from_reading(reading).to_json()
         self.nf_payload = payload
         self.user_properties.extend(junit_properties(verdict))
-        text = outcome.text + (f"\n  {verdict.pixels_line}" if verdict.pixels_line else "")
+        text = evidence.with_evidence(outcome.text, record, state)
         if outcome.status == "failed":
             raise NanoframesFailure(text)
         if outcome.status == "xfailed":

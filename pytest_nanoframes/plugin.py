@@ -129,6 +129,20 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
                              if isinstance(item, CompositionItem))
 
 
+def pytest_collection_finish(session: pytest.Session) -> None:
+    state = get_state(session.config)
+    if state is not None and not state.worker:  # how many items a full page would show
+        state.items_total = len(session.items)
+        state.collection_errors = session.testsfailed
+
+
+@pytest.hookimpl(optionalhook=True)  # xdist: the controller collects nothing itself
+def pytest_xdist_node_collection_finished(node: Any, ids: list[str]) -> None:
+    state = get_state(node.config)
+    if state is not None:
+        state.items_total = max(state.items_total, len(ids))
+
+
 def pytest_deselected(items: list[pytest.Item]) -> None:
     if items:
         tests_ledger.deselected(items[0].config)
@@ -168,13 +182,23 @@ def pytest_assertrepr_compare(config: pytest.Config, op: str, left: Any, right: 
 @pytest.hookimpl(wrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
     report = yield
+    if call.when != "call":
+        return report
     payload = getattr(item, "nf_payload", None)
     checks = getattr(item, CHECKS, None)
-    if call.when == "call" and payload is not None:
+    if payload is not None:
         xdist.attach(report, payload)
-        evidence.attach_extras(item, report)  # pytest-html: expected/actual/diff images
-    elif call.when == "call" and checks:  # nf.check / the marker: every check of the test
+    elif checks:  # nf.check / the marker: every check of the test
         xdist.attach(report, {"kind": "checks", "checks": checks})
+    elif report.failed and (item.get_closest_marker("nanoframes") is not None
+                            or "nf" in getattr(item, "fixturenames", ())):
+        # failed before any verdict: still one of the page's items, with the failures
+        last = (report.longreprtext.strip().splitlines() or ["failed"])[-1]
+        xdist.attach(report, {"kind": "unjudged", "line": last[:300]})
+    if payload is not None or checks:
+        evidence.attach_extras(item, report)  # pytest-html: expected/actual/diff images
+        if getattr(report, "wasxfail", None):  # changed: the verdict's words, not a trace
+            report.longrepr = report.wasxfail
     return report
 
 
@@ -187,10 +211,11 @@ class _Receiver:
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         # Every worker's reports arrive here on the controller, and every report in a serial run.
+        state = self.state
+        state.ran.add(report.nodeid)  # the page says how many items never started
         payload = xdist.payload_of(report)
         if payload is None or report.when != "call":
             return
-        state = self.state
         for one in payload["checks"] if payload.get("kind") == "checks" else [payload]:
             state.receive(report.nodeid, one)
             if one.get("kind") == "composition":
@@ -214,13 +239,13 @@ def pytest_report_teststatus(report: pytest.TestReport, config: pytest.Config) -
 
 
 @pytest.hookimpl(tryfirst=True)  # before the terminal reporter prints its summary
-def pytest_sessionfinish(session: pytest.Session) -> None:
+def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     state = get_state(session.config)
     if state is None or not state.options.active or state.worker:
         return
     if state.options.recording:
-        state.record()
-    evidence.finish(state)  # --nf-artifacts manifest, --nf-html page
+        state.record(before_commit=lambda fresh: evidence.say_what_is_accepted(state, fresh))
+    evidence.finish(state, session, exitstatus)  # --nf-artifacts manifest, --nf-html page
     if state.options.report is not None:
         from nanoframes.errors import NanoframesError
         from pytest_nanoframes.report import write_json_report

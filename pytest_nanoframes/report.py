@@ -76,6 +76,8 @@ def summary_lines(state: State) -> list[tuple[str, dict[str, bool]]]:
         for result in results:
             if result["key"] in refused or result.get("entry") is None:
                 lines.append((f"  not recorded: {result['line']}", {}))
+    for what, where in state.written:  # as pytest-html says where its page is
+        lines.append((f"{what}: {where}", {}))
     for error in state.session_errors:
         lines.append((f"nanoframes: {error}", {"red": True, "bold": True}))
     return lines
@@ -100,7 +102,8 @@ def json_report(state: State) -> dict[str, Any]:
         "ledger": state.ledger_key(state.ledger_path),
         "toolchain": toolchain_parts(),
         "verdicts": [
-            {k: v for k, v in result.items() if k not in ("entry", "kind", "nf_record")}
+            dict({k: v for k, v in result.items() if k not in ("entry", "kind", "nf_record")},
+                 moved=(result.get("nf_record") or {}).get("moved") or [])
             for result in sorted(state.results.values(), key=lambda r: r["key"])
         ],
         "ledger_problems": state.ledger_problems,

@@ -17,8 +17,10 @@ import pytest
 from pytest_nanoframes.xdist import is_worker
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from nanoframes.config import Config
-    from nanoframes.determinism.ledger import Ledger
+    from nanoframes.determinism.ledger import Entry, Ledger
     from nanoframes.determinism.recording import Committed
 
 RECORD_HINT = "--nf-record"
@@ -101,6 +103,13 @@ class State:
     # Session-level failures (the ledger or the report not written): one line each.
     session_errors: list[str] = field(default_factory=list)
     stale_tests: list[str] = field(default_factory=list)  # test-keyed entries whose test is gone
+    # The page's completeness: nanoframes tests that failed before any verdict, the
+    # node ids that started, how many items were collected, collection errors.
+    unjudged: dict[str, str] = field(default_factory=dict)  # node id -> its failure's last line
+    ran: set[str] = field(default_factory=set)
+    items_total: int = 0
+    collection_errors: int = 0
+    written: list[tuple[str, str]] = field(default_factory=list)  # (what, where): the summary
     _nf_config: Config | None = None
     _ledger: Ledger | None = None
     _excused: dict[str, str] | None = None
@@ -178,20 +187,23 @@ class State:
             self.ledger_problems = list(payload.get("problems", ()))
             self.stale_tests = list(payload.get("stale_tests", ()))
             return
+        if payload.get("kind") == "unjudged":
+            self.unjudged[nodeid] = payload["line"]
+            return
         key = payload["key"]
         self.results[key] = dict(payload, nodeid=nodeid)
         entry = payload.get("entry")
         if entry is not None:
             self.entries[key] = entry
 
-    def record(self) -> None:
+    def record(self, before_commit: Callable[[dict[str, Entry]], None] | None = None) -> None:
         """Commit what this session rendered to the ledger (``recording.commit``: the
         CLI's rules, locked, re-read and merged by key, written once).
 
         A partial run (one file, -k) keeps every other entry. Entries whose file
         is gone are dropped only when the ledger item was part of the run: a
         narrowed run never deletes what it did not look at. A failure is one line
-        in ``session_errors``.
+        in ``session_errors``. ``before_commit`` gets the fresh entries first.
         """
         from nanoframes.determinism.ledger import Entry
         from nanoframes.determinism.recording import commit
@@ -202,6 +214,8 @@ class State:
             fresh = {key: Entry.from_json(key, data, path)
                      for key, data in sorted(self.entries.items())}
             platform = self.platform_tag()
+            if before_commit is not None:  # what is accepted, said before it is written
+                before_commit(fresh)
             full = self.ledger_item_ran and platform is None
             seen = set(self.collected) | set(self.results) if full else None
             self.committed = commit(path, fresh, force=self.options.force,

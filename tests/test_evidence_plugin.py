@@ -74,6 +74,9 @@ def test_check_carries_numbers_and_xdist_writes_the_same_files(pytester, edited)
         assert result.ret == 0, result.stdout.str()  # changed xfails
         result.assert_outcomes(passed=2, xfailed=2)
         report = json.loads((out / "verdicts.json").read_text())
+        page = (out / "report.html").read_text()
+        assert "Partial report" not in page, label  # every item ran, with xdist too
+        assert '3 items: <a href="#changed">2 changed</a>, <a href="#match">1 match</a>' in page
         (out / "verdicts.json").unlink()
         outputs[label] = (tree(out), report)
     serial, xdist = outputs["serial"], outputs["xdist"]

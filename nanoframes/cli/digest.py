@@ -123,8 +123,10 @@ def run(args: argparse.Namespace) -> int:
     ledger = args.ledger.absolute() if args.ledger else config.ledger_path
     with bar:
         if args.record:
-            result = record(args.paths, ledger_path=ledger, force=args.force,
-                            store=store_path(args, config), platform=platform, **opts)
+            store = store_path(args, config)
+            result = record(args.paths, ledger_path=ledger, force=args.force, store=store,
+                            platform=platform,
+                            before_commit=_accepting(config, store, args, bar), **opts)
             status = result.exit_status
             out = _record_output(result, args.json)
             if result.store_warning:
@@ -134,9 +136,13 @@ def run(args: argparse.Namespace) -> int:
             verdicts, records = gather_sweep(sweep, config, args)  # pixels, artifacts, page
             # after the evidence: a bounded excuse holds only within its measured bounds
             status = max(exit_status(verdicts), 1 if sweep.problems else 0)
-            out = _check_output(verdicts, args.json, sweep.problems, ledger)
+            out = _check_output(verdicts, records, args.json, sweep.problems, ledger)
             if args.json and args.artifacts:
                 out["artifacts"] = os.fspath(args.artifacts)
+            if args.json and args.html:
+                out["html"] = os.fspath(args.html)
+            if not args.json:
+                _written(args)
         else:
             status, out = _plain(targets, config, args, jobs, bar.advance)
     if args.json:
@@ -174,16 +180,46 @@ def _excused_to_stderr(verdicts: list[Verdict]) -> None:
             print(v.line(), file=sys.stderr)
 
 
-def _check_output(verdicts: list[Verdict], as_json: bool, problems: list[str],
-                  ledger: Path) -> dict[str, Any]:
+def _written(args: argparse.Namespace) -> None:
+    """Where the page and the artifacts are (as pytest-html says where its page is)."""
+    if args.html:
+        print(f"report: {args.html.absolute().as_uri()}")
+    if args.artifacts:
+        print(f"artifacts: {args.artifacts} (manifest.json lists every file)")
+
+
+def _accepting(config, store: Path | None, args: argparse.Namespace, bar: Progress):
+    """What a recording is about to accept, printed before the ledger is written."""
+    def show(verdicts: list[Verdict], readings: dict, ledger) -> None:
+        from ..evidence.words import accepted, accepting_lines
+
+        stream = sys.stderr if args.json else sys.stdout
+        for v in verdicts:
+            entry = ledger.entries.get(v.key)
+            if entry is None or v.key not in readings or not accepted(v, args.force):
+                continue
+            if bar.enabled:  # end the progress line before the first of ours
+                bar.close()
+                bar.enabled = False
+            for line in accepting_lines(v, entry, readings[v.key], config, store):
+                print(line, file=stream)
+    return show
+
+
+def _check_output(verdicts: list[Verdict], records: list[dict], as_json: bool,
+                  problems: list[str], ledger: Path) -> dict[str, Any]:
     if as_json:
         _excused_to_stderr(verdicts)
-        return {"mode": "check", "verdicts": [verdict_json(v) for v in verdicts],
+        return {"mode": "check",
+                "verdicts": [dict(verdict_json(v), moved=record.get("moved") or [])
+                             for v, record in zip(verdicts, records)],
                 "ledger_problems": problems, "summary": _tally(verdicts)}
-    for v in verdicts:
+    from ..evidence.words import evidence_lines
+
+    for v, record in zip(verdicts, records):
         print(v.line())
-        if v.pixels_line:
-            print(f"  {v.pixels_line}")
+        for line in evidence_lines(record) if v.kind is not Kind.MATCH else ():
+            print(f"  {line}")
     for problem in problems:
         print(f"LEDGER {ledger}: {problem}")
     print(_tally(verdicts))

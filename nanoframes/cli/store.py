@@ -74,7 +74,11 @@ def run(args: argparse.Namespace) -> int:
         out["exported"] = n
         lines.append(f"exported {n} entries to {args.export}")
     elif args.import_:
-        added, rejected = store.import_tar(args.import_.absolute())
+        from ..determinism.inputs import verified
+
+        added, rejected = store.import_tar(
+            args.import_.absolute(), lambda kind, digest, raw: verified(kind, digest, raw)
+            is not None)
         out.update(imported=added, rejected=rejected)
         lines += [f"rejected: {name}" for name in rejected]
         lines.append(f"imported {added} entries, {len(rejected)} rejected")

@@ -109,9 +109,14 @@ def modules_digest(directory: str | Path | None = None) -> str:
     verdicts and draws nothing. Each file contributes its relative POSIX path
     and its bytes' digest, so a rename moves the digest as well as an edit.
     """
+    return modules_digest_of((rel, _file_sha256(path)) for rel, path in module_files(directory))
+
+
+def modules_digest_of(files: Iterable[tuple[str, str]]) -> str:
+    """The modules digest of ``(relative POSIX path, SHA-256 hex)`` pairs, in order."""
     h = hashlib.sha256()
-    for rel, path in module_files(directory):
-        h.update(rel.encode("utf-8") + b"\0" + _file_sha256(path).encode("ascii") + b"\n")
+    for rel, digest in files:
+        h.update(rel.encode("utf-8") + b"\0" + digest.encode("ascii") + b"\n")
     return h.hexdigest()
 
 
@@ -232,7 +237,12 @@ def source_digest(root: Any, extra: Sequence[tuple[str, str]] = ()) -> str:
     ``extra`` carries nested compositions' source digests. Compact JSON has no
     raw newline, so a newline cleanly separates the extras from the projection.
     """
-    h = hashlib.sha256(canonical_source(root))
+    return source_digest_of(canonical_source(root), extra)
+
+
+def source_digest_of(canonical: bytes, extra: Sequence[tuple[str, str]] = ()) -> str:
+    """``source_digest`` of a projection already made (kept in the store, inputs.py)."""
+    h = hashlib.sha256(canonical)
     for name, digest in sorted(set(extra)):
         h.update(b"\n" + name.encode("utf-8") + b"\0" + digest.encode("utf-8"))
     return h.hexdigest()

@@ -195,9 +195,16 @@ def start_reading(path: str | Path, *, config: Config | None = None,
     comp = film.comp
     indices = frames_to_read(comp, samples)
     inputs = film.inputs()  # first: the identity is of these versions
+    identity = composition_identity(comp, film.baker)
+    if film.store is not None:  # what each recorded input is made of, told when it moves
+        from .inputs import keep, records_of
+
+        video = film.baker.uses_video()
+        keep(film.store, records_of(comp, film.baker, identity.as_dict(),
+                                    toolchain_parts(video, load_engine=False)))
     return PendingReading(
         key=relative_key(path, config.root),
-        identity=composition_identity(comp, film.baker),
+        identity=identity,
         frames=comp.frame_count,
         indices=tuple(indices),
         composition_id=comp.id,
@@ -268,23 +275,28 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
 
 def check_composition(comp: Composition, key: str, *, config: Config | None = None,
                       ledger: Ledger | None = None, samples: int | None = None,
-                      excused: Mapping[str, str] | None = None,
-                      ) -> tuple[Verdict, Reading | None]:
+                      excused: Mapping[str, str] | None = None, store: Path | None = None,
+                      measure: bool = False) -> tuple[Verdict, Reading | None]:
     """``check_one`` for a composition already parsed (from a file, or from text with
-    ``key`` naming its ledger entry), drawn in this process."""
+    ``key`` naming its ledger entry), drawn in this process. With ``store``, its frames
+    are kept there (recording). ``measure``: the caller measures a bounded excuse
+    against the pixels (evidence/pixels.py), so it is left for the caller to judge."""
     config = config if config is not None else load_config(comp.project_root)
     if ledger is None:
         ledger = read_ledger(config.ledger_path)
     if excused is None:
         excused = excused_list(config)
     try:
-        pending = start_reading(comp.path, config=config, samples=samples, comp=comp)
+        pending = start_reading(comp.path, config=config, samples=samples, comp=comp,
+                                store=store)
         pending.key = key
         reading = pending.result()
     except NanoframesError as exc:
         return error(key, str(exc)), None
     reason = excuse_for(key, excused, reading.composition_id)
     verdict = judge(reading, ledger.entries.get(key), excused=reason)
+    if measure:
+        return verdict, reading
     # No frames are compared here: an excuse with bounds cannot be shown to hold,
     # so it does not (the command line and collected items measure them).
     from .tolerance import apply_bounds

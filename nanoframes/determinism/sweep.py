@@ -145,7 +145,7 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
             if queued is None and booting.done():
                 queued = _queue(comps, booting.result(), jobs, samples, dedup, store)
             started.append((path, comp, comp if isinstance(comp, Verdict) else
-                            _start(path, config, samples, dedup, comp)))
+                            _start(path, config, samples, dedup, comp, store)))
         if queued is None:
             queued = _queue(comps, booting.result(), jobs, samples, dedup, store)
         for path, comp, item in started:
@@ -257,7 +257,9 @@ def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | No
 def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,
            samples: int | None = None, jobs: int = 1, force: bool = False, dedup: bool = True,
            all_: bool = False, progress: Progress | None = None, store: Path | None = None,
-           platform: str | None = None) -> RecordResult:
+           platform: str | None = None,
+           before_commit: Callable[[list[Verdict], dict[str, Reading], Ledger], None]
+           | None = None) -> RecordResult:
     """Record fresh readings into the ledger (``recording.commit``: locked, re-read,
     merged by key, written once, atomically), by the rules of ``policy.plan_record``.
 
@@ -267,6 +269,8 @@ def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | N
 
     A corrupt or conflicted ledger stops the recording unless ``force`` (then it
     is kept beside the new one, and the result says how many entries it replaced).
+    ``before_commit`` is given the verdicts against the ledger as read, the readings
+    and that ledger, before anything is written: a person sees what is accepted.
     """
     from ..frames.store import unkept_warning
     from .reading import entry_from_reading
@@ -283,6 +287,8 @@ def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | N
     fresh = {v.key: entry_from_reading(readings[v.key]) for v in verdicts
              if v.kind is not Kind.ERROR}
     seen = {v.key for v in verdicts} if full and platform is None else None
+    if before_commit is not None:
+        before_commit(verdicts, readings, ledger)
     done = commit(path, fresh, force=force, root=config.root, seen=seen, platform=platform)
     if done.summary.removed:
         verdicts += [_stale_verdict(key, ledger) for key in done.summary.removed]

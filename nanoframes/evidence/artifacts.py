@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from collections.abc import Iterable
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from ..files import write_bytes_atomic
 from ..frames.compare import amplify_diff
 from ..frames.film import Film
 from ..frames.store import encode_png
+from ..model.composition import Composition
 from .pixels import Gathered
 from .sheet import contact_sheet
 
@@ -34,12 +36,22 @@ def _write_png(path: Path, rgba) -> None:
     write_bytes_atomic(path, encode_png(rgba), code="output-failed", durable=False)
 
 
+def folder_of(key: str) -> str:
+    """A key as a folder: a file's key as it is; a test's node id (``nf.check``) with
+    ``::`` as ``/`` and what CI artifact uploads refuse (``:<>|*?"``, brackets,
+    spaces) as ``_``, so ``tests/t.py::test_a[x]`` is ``tests/t.py/test_a_x_``."""
+    if "::" not in key:
+        return key
+    return re.sub(r'[:<>|*?"\[\]\s\\]', "_", key.replace("::", "/"))
+
+
 def write_artifacts(directory: Path, gathered: Gathered, config: Config,
-                    sheet: bool = False) -> Gathered:
+                    sheet: bool = False, comp: Composition | None = None) -> Gathered:
     """Write the kept frames of ``gathered`` (and a contact sheet when asked);
-    return it with the file paths (relative to ``directory``) in its evidence."""
+    return it with the file paths (relative to ``directory``) in its evidence.
+    ``comp``: the composition, when it is not a file under its key (built in a test)."""
     verdict = gathered.verdict
-    folder = directory / verdict.key
+    folder = directory / folder_of(verdict.key)
     files: dict[int, dict[str, str]] = {}
     for index, (expected, actual) in sorted(gathered.images.items()):
         names = {}
@@ -53,7 +65,8 @@ def write_artifacts(directory: Path, gathered: Gathered, config: Config,
         files[index] = names
     sheet_name = None
     if sheet and verdict.kind not in (Kind.ERROR, Kind.STALE):
-        film = Film.open(config.root / verdict.key, config.root)
+        film = Film(comp) if comp is not None else \
+            Film.open(config.root / verdict.key, config.root)
         indices = sample_indices(film.comp.frame_count, SHEET_FRAMES)
         path = folder / "sheet.png"
         _write_png(path, contact_sheet(film, indices))
@@ -65,11 +78,21 @@ def write_artifacts(directory: Path, gathered: Gathered, config: Config,
     return Gathered(verdict, gathered.images, gathered.moved, sheet_name)
 
 
+def diff_command(key: str, path: str | None = None) -> str:
+    """The command that shows expected, actual and diff of one frame (``{frame}`` to
+    fill): ``path`` draws, ``key`` names the ledger entry when they differ."""
+    shown = path or key
+    tail = f' --key "{key}"' if path is not None and path != key else ""
+    quoted = f'"{shown}"' if " " in shown else shown
+    return f"nanoframes diff {quoted} --frame {{frame}}{tail}"
+
+
 def record_of(verdict: Verdict, moved: list[dict], sheet: str | None = None,
-              record_hint: str = "--record") -> dict:
-    """What the manifest, the JSON outputs and the HTML report say of one verdict."""
+              record_hint: str = "--record", command: str | None = None) -> dict:
+    """What the manifest, the JSON outputs and the HTML report say of one verdict.
+    ``command``: ``diff_command`` for it (None where no command can draw it)."""
     evidence = verdict.evidence
-    return {"composition": verdict.key, "verdict": verdict.kind.value,
+    return {"composition": verdict.key, "verdict": verdict.kind.value, "diff_command": command,
             "excused": verdict.excused, "reasons": list(verdict.reasons),
             "line": verdict.line(record_hint), "moved": moved,
             "evidence": evidence.to_json() if evidence is not None else None,

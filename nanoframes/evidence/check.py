@@ -39,7 +39,7 @@ def evidence_for_item(verdict: Verdict, entry: Entry | None, reading: Reading | 
                       config: Config, options: EvidenceOptions,
                       record_hint: str = "--record") -> tuple[Verdict, dict]:
     """One verdict with its evidence, artifacts written; and its record (JSON-able)."""
-    from .artifacts import record_of, write_artifacts
+    from .artifacts import diff_command, record_of, write_artifacts
     from .pixels import gather
 
     gathered = gather(verdict, entry, reading, config, options.store,
@@ -48,21 +48,26 @@ def evidence_for_item(verdict: Verdict, entry: Entry | None, reading: Reading | 
     if directory is not None:
         gathered = write_artifacts(directory, gathered, config, sheet=options.html is not None)
     return gathered.verdict, record_of(gathered.verdict, gathered.moved, gathered.sheet,
-                                       record_hint)
+                                       record_hint, diff_command(verdict.key))
 
 
-def finish(records: list[dict], options: EvidenceOptions, title: str = "nanoframes check"
-           ) -> None:
-    """The manifest and the page, from every item's record."""
+def finish(records: list[dict], options: EvidenceOptions, title: str = "nanoframes check",
+           partial: str | None = None, frames_option: str = "--artifacts-frames"
+           ) -> list[Path]:
+    """The manifest and the page, from every item's record; returns what was written.
+    ``partial``: the note a page from a run that stopped early carries."""
     from .artifacts import write_manifest
 
     directory = options.directory
+    written = []
     if options.artifacts is not None:
-        write_manifest(directory, records)
+        written.append(write_manifest(directory, records))
     if options.html is not None:
         from .html import write_html
 
-        write_html(options.html, records, directory, title)
+        written.append(write_html(options.html, records, directory, title, partial,
+                                  frames_option))
+    return written
 
 
 def evidence_for_check(verdicts: list[Verdict], ledger: Ledger, readings: Mapping[str, Reading],

@@ -1,18 +1,19 @@
 """The report a person opens: one HTML page, no network, no script framework.
 
-Every composition's verdict and reasons; the identity inputs that moved
-(recorded → fresh, the toolchain part named); a contact sheet of the fresh
-film; for each differing frame expected / actual / diff with its numbers and a
-button that flips between expected and actual. Images live in a folder beside
-the page (the artifacts directory) and are referenced by relative paths.
-A few lines of plain JavaScript do the flip and mark the page once every
-image has decoded (``data-images="decoded"`` on ``<body>``).
+Failures first, then changed, excused and matching items, under a tally that
+links to each group; a note at the top when the run stopped early. For each
+item its verdict and reasons; for each shown differing frame expected, actual
+and diff side by side with their numbers (and how many more frames there are,
+and how to see them); the identity inputs that moved, in words (a diff of the
+source, the files that moved, the toolchain parts); a contact sheet of the
+fresh film. Images live in a folder beside the page (the artifacts directory)
+and are referenced by relative paths. A few lines of plain JavaScript mark the
+page once every image has decoded (``data-images="decoded"`` on ``<body>``).
 """
 
 from __future__ import annotations
 
 import os
-from collections import Counter
 from html import escape
 from pathlib import Path
 
@@ -24,26 +25,52 @@ section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:12px 16p
 .verdict{font-weight:700;padding:1px 6px;border-radius:4px;color:#fff}
 .match{background:#2a7d2a}.changed{background:#b07400}.regression{background:#b3261e}
 .absent,.stale,.error{background:#555}.excused{outline:2px dashed #b07400}
+.partial{background:#fde7e4;border:1px solid #b3261e;padding:8px 12px;border-radius:6px}
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}
-code{font-size:12px;word-break:break-all}
-figure{display:inline-block;margin:6px;vertical-align:top}
-img{image-rendering:pixelated;max-width:100%;border:1px solid #ccc}
-button{margin:4px 0}
+code{font-size:12px;word-break:break-all}pre{font-size:12px;background:#f4f4f4;padding:6px;
+overflow-x:auto;margin:4px 0}.del{color:#b3261e}.ins{color:#2a7d2a}
+.pictures{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start}
+figure{margin:0}figcaption{font-weight:600}
+img{image-rendering:pixelated;min-width:160px;max-width:100%;border:1px solid #ccc}
+h2 a,.tally a{color:inherit}
 """
 
 SCRIPT = """
-function flip(id){var f=document.getElementById(id);var e=f.querySelector('.expected');
-var a=f.querySelector('.actual');var showA=a.hidden;a.hidden=!showA;e.hidden=showA;
-f.querySelector('.shown').textContent=showA?'actual':'expected';}
 window.addEventListener('load',function(){var ok=true;
 document.querySelectorAll('img').forEach(function(i){if(!(i.complete&&i.naturalWidth>0))ok=false;});
 document.body.dataset.images=ok?'decoded':'broken';});
 """
 
+# The page's sections, in the order a reviewer reads them: what fails first.
+SECTIONS = (("failed", "failed"), ("changed", "changed"), ("excused", "excused"),
+            ("match", "match"))
+FAILING = frozenset({"regression", "absent", "stale", "error"})
 
-def _img(src: str, alt: str, cls: str = "", hidden: bool = False) -> str:
-    return (f'<img src="{escape(src)}" alt="{escape(alt)}"'
-            + (f' class="{cls}"' if cls else "") + (" hidden" if hidden else "") + ">")
+
+def section_of(record: dict) -> str:
+    """failed, changed, excused or match: the outcome where the front end decided one
+    (under --nf-strict a change fails), else what the verdict means by itself."""
+    outcome = record.get("outcome")
+    if outcome == "failed" or record["verdict"] in FAILING and not record.get("excused"):
+        return "failed"
+    if record.get("excused"):
+        return "excused"
+    return "changed" if record["verdict"] == "changed" else "match"
+
+
+def _img(src: str, alt: str) -> str:
+    return f'<img src="{escape(src)}" alt="{escape(alt)}">'
+
+
+def _details(lines: list[str]) -> str:
+    if not lines:
+        return ""
+    rows = []
+    for line in lines:
+        cls = "del" if line.startswith("-") and not line.startswith("---") else \
+            "ins" if line.startswith("+") and not line.startswith("+++") else ""
+        rows.append(f'<span class="{cls}">{escape(line)}</span>' if cls else escape(line))
+    return "<pre>" + "\n".join(rows) + "</pre>"
 
 
 def _moved(moved: list[dict]) -> str:
@@ -51,74 +78,103 @@ def _moved(moved: list[dict]) -> str:
         return ""
     rows = "".join(f"<tr><td>{escape(m['input'])}</td><td><code>{escape(str(m['recorded']))}"
                    f"</code></td><td><code>{escape(str(m['fresh']))}</code></td></tr>"
+                   + (f'<tr><td colspan=3 class="what">{_details(m["details"])}</td></tr>'
+                      if m.get("details") else "")
                    for m in moved)
     return ("<table class=moved><tr><th>input moved</th><th>recorded</th><th>fresh</th></tr>"
             f"{rows}</table>")
 
 
-def _frames(record: dict, base: str, anchor: str) -> str:
+def _frames(record: dict, base: str, frames_option: str) -> str:
     evidence = record.get("evidence") or {}
     parts = []
+    hidden = 0
+    first_hidden = None
     for frame in evidence.get("frames", ()):
         files = frame.get("files")
-        if not files:
-            continue
         n = frame["frame"]
-        fid = f"{anchor}-f{n}"
+        if not files:
+            hidden += 1
+            first_hidden = n if first_hidden is None else first_hidden
+            continue
         if frame.get("size"):
             numbers = (f"size changed {frame['size']['expected']} → {frame['size']['actual']}")
         else:
             x0, y0, x1, y1 = frame["bbox"]
             numbers = (f"{frame['pixels']} px differ, max ±{frame['max_delta']}/255, "
                        f"within ({x0},{y0})–({x1},{y1})")
-        expected = _img(base + files["expected"], f"frame {n} expected", "expected")
-        actual = _img(base + files["actual"], f"frame {n} actual", "actual", hidden=True)
-        flip = (f'<figure id="{fid}">{expected}{actual}'
-                f'<figcaption><button onclick="flip(\'{fid}\')">flip</button> showing '
-                f'<span class="shown">expected</span></figcaption></figure>')
-        diff = (f'<figure>{_img(base + files["diff"], f"frame {n} diff")}'
-                f"<figcaption>diff</figcaption></figure>" if "diff" in files else "")
+        figures = "".join(
+            f'<figure class="{role}">{_img(base + files[role], f"frame {n} {role}")}'
+            f"<figcaption>{role}</figcaption></figure>"
+            for role in ("expected", "actual", "diff") if role in files)
         parts.append(f'<div class="frame"><h4>frame {n}: <span class="numbers">'
-                     f"{escape(numbers)}</span></h4>{flip}{diff}</div>")
+                     f'{escape(numbers)}</span></h4><div class="pictures">{figures}</div></div>')
+    if hidden:
+        command = record.get("diff_command") or ""
+        see = (f"<code>{escape(command.format(frame=first_hidden))}</code> shows any one "
+               f"(frame {first_hidden} is the first), or ") if command else ""
+        parts.append(f'<p class="more">{hidden} more differing frame{"s" if hidden != 1 else ""}'
+                     f" not shown: {see}raise <code>{escape(frames_option)} N</code> to "
+                     "write more of them.</p>")
     return "".join(parts)
 
 
-def page(records: list[dict], base: str, title: str) -> str:
-    records = sorted(records, key=lambda r: r["composition"])
-    counts = Counter("excused" if r.get("excused") else r["verdict"] for r in records)
-    tally = ", ".join(f"{n} {k}" for k, n in sorted(counts.items()))
-    body = []
-    for n, record in enumerate(records):
-        anchor = f"c{n}"
-        kind = record["verdict"]
-        cls = f"verdict {kind}" + (" excused" if record.get("excused") else "")
-        evidence = record.get("evidence") or {}
-        summary = (f'<p class="pixels">pixels: {escape(evidence["summary"])}</p>'
-                   if evidence else "")
-        reasons = (f'<p class="reasons">{escape(", ".join(record["reasons"]))}</p>'
-                   if record.get("reasons") else "")
-        sheet = (f'<details><summary>contact sheet of the fresh film</summary>'
-                 f'{_img(base + record["sheet"], "contact sheet")}</details>'
-                 if record.get("sheet") else "")
-        body.append(
-            f'<section id="{anchor}" data-verdict="{escape(kind)}">'
+def _section(record: dict, n: int, base: str, frames_option: str) -> str:
+    anchor = f"c{n}"
+    kind = record["verdict"]
+    cls = f"verdict {kind}" + (" excused" if record.get("excused") else "")
+    evidence = record.get("evidence") or {}
+    summary = (f'<p class="pixels">pixels: {escape(evidence["summary"])}</p>'
+               if evidence else "")
+    reasons = (f'<p class="reasons">{escape(", ".join(record["reasons"]))}</p>'
+               if record.get("reasons") else "")
+    sheet = (f'<details><summary>contact sheet of the fresh film</summary>'
+             f'{_img(base + record["sheet"], "contact sheet")}</details>'
+             if record.get("sheet") else "")
+    test = (f'<p class="test">test <code>{escape(record["nodeid"])}</code></p>'
+            if record.get("nodeid") and record["nodeid"] != record["composition"] else "")
+    return (f'<section id="{anchor}" data-verdict="{escape(kind)}" '
+            f'data-section="{section_of(record)}">'
             f'<h3><span class="{cls}">{escape(kind.upper())}</span> '
-            f'{escape(record["composition"])}</h3>'
+            f'{escape(record["composition"])}</h3>{test}'
             f'<p class="line">{escape(record["line"])}</p>{reasons}{summary}'
-            f'{_moved(record.get("moved") or [])}{sheet}'
-            f'{_frames(record, base, anchor)}</section>')
+            f'{_frames(record, base, frames_option)}{_moved(record.get("moved") or [])}'
+            f"{sheet}</section>")
+
+
+def page(records: list[dict], base: str, title: str, partial: str | None = None,
+         frames_option: str = "--artifacts-frames") -> str:
+    records = sorted(records, key=lambda r: r["composition"])
+    groups: dict[str, list[dict]] = {name: [] for name, _ in SECTIONS}
+    for record in records:
+        groups[section_of(record)].append(record)
+    links = [f'<a href="#{name}">{len(groups[name])} {label}</a>'
+             for name, label in SECTIONS if groups[name]]
+    n = len(records)
+    tally = (f"<nav class=tally>{n} item{'s' if n != 1 else ''}: "
+             f"{', '.join(links) or 'nothing was checked'}</nav>")
+    note = f'<p class="partial">{escape(partial)}</p>' if partial else ""
+    body, count = [], 0
+    for name, label in SECTIONS:
+        if not groups[name]:
+            continue
+        body.append(f'<h2 id="{name}">{len(groups[name])} {label}</h2>')
+        for record in groups[name]:
+            body.append(_section(record, count, base, frames_option))
+            count += 1
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8>"
             f"<title>{escape(title)}</title><style>{STYLE}</style>"
             f"<script>{SCRIPT}</script></head><body data-images=pending>"
-            f"<h1>{escape(title)}</h1><p class=tally>{len(records)} compositions: "
-            f"{escape(tally)}</p>{''.join(body)}</body></html>\n")
+            f"<h1>{escape(title)}</h1>{note}{tally}{''.join(body)}</body></html>\n")
 
 
 def write_html(path: Path, records: list[dict], directory: Path | None,
-               title: str = "nanoframes check") -> Path:
+               title: str = "nanoframes check", partial: str | None = None,
+               frames_option: str = "--artifacts-frames") -> Path:
     base = ""
     if directory is not None:
         rel = Path(os.path.relpath(directory, path.parent)).as_posix()
         base = "" if rel == "." else rel + "/"
-    write_bytes_atomic(path, page(records, base, title).encode("utf-8"), code="output-failed")
+    data = page(records, base, title, partial, frames_option).encode("utf-8")
+    write_bytes_atomic(path, data, code="output-failed")
     return path

@@ -36,6 +36,7 @@ DEFAULT = ".nanoframes/store"
 _HEX = frozenset("0123456789abcdef")
 
 Warn = Callable[[str], None]
+RecordCheck = Callable[[str, str, bytes], bool]
 
 
 def warn_stderr(message: str) -> None:
@@ -146,6 +147,38 @@ class Store:
         """Of these full digests, those not in the store (a stat each; no decoding)."""
         return [d for d in dict.fromkeys(digests) if not self.has(d)]
 
+    # --- what recorded inputs were made of (determinism/inputs.py) ------------------
+
+    def record_path(self, kind: str, digest: str) -> Path:
+        """``inputs/<kind>/<digest>.json``: beside the frames, never taken for one
+        (``entries`` reads two-digit folders only), so verify and prune leave it."""
+        return self.root / "inputs" / kind / f"{digest}.json"
+
+    def put_record(self, kind: str, digest: str, data: bytes) -> bool:
+        path = self.record_path(kind, digest)
+        if path.is_file():
+            return True
+        return self._put_file(path, data)
+
+    def get_record(self, kind: str, digest: str) -> bytes | None:
+        if not is_digest(digest):
+            return None
+        try:
+            return self.record_path(kind, digest).read_bytes()
+        except OSError:
+            return None
+
+    def _put_file(self, path: Path, data: bytes) -> bool:
+        if self.write_problem is not None:
+            return False
+        try:
+            self._ignore_file()
+            write_bytes_atomic(path, data, code="store-write-failed", durable=False)
+        except (NanoframesError, OSError) as exc:
+            self.write_problem = str(exc)
+            return False
+        return True
+
     # --- reading -----------------------------------------------------------------
 
     def candidates(self, short: str) -> list[Path]:
@@ -201,12 +234,20 @@ class Store:
                 dropped.append(path)
         return dropped
 
+    def records(self) -> Iterator[Path]:
+        """Every kept input record (``inputs/<kind>/<digest>.json``), sorted."""
+        folder = self.root / "inputs"
+        if folder.is_dir():
+            yield from sorted(p for p in folder.glob("*/*.json")
+                              if is_digest(p.stem) and p.is_file())
+
     def export_tar(self, target: Path) -> int:
-        """Every entry into an uncompressed tar (PNG is compressed already)."""
+        """Every entry (and input record) into an uncompressed tar (PNG is compressed
+        already); returns how many frames."""
         entries = list(self.entries())
         with atomic_target(target, ".tmp.tar", code="store-write-failed") as tmp, \
                 tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
-            for path in entries:
+            for path in [*entries, *self.records()]:
                 info = tar.gettarinfo(str(path), arcname=path.relative_to(self.root).as_posix())
                 info.uid = info.gid = 0
                 info.uname = info.gname = ""
@@ -215,11 +256,14 @@ class Store:
                     tar.addfile(info, fh)
         return len(entries)
 
-    def import_tar(self, source: Path) -> tuple[int, list[str]]:
+    def import_tar(self, source: Path, record_check: RecordCheck | None = None
+                   ) -> tuple[int, list[str]]:
         """Add a tar's entries, each verified; returns (added, rejected member names).
 
         Only members named ``xx/<64 hex>.png`` (regular files) are read, so no
         member can write outside the store (no ``..``, no absolute path, no link).
+        With ``record_check`` (kind, digest, bytes -> believed), input records
+        named ``inputs/<kind>/<64 hex>.json`` come along too, each checked by it.
         """
         added, rejected = 0, []
         try:
@@ -230,6 +274,16 @@ class Store:
         with tar:
             for member in tar:
                 name = PurePosixPath(member.name)
+                if record_check is not None and _record_member(member, name):
+                    data = tar.extractfile(member).read()
+                    kind = name.parts[1]
+                    if not record_check(kind, name.stem, data):
+                        rejected.append(member.name)
+                    elif not self.put_record(kind, name.stem, data):
+                        raise NanoframesError("store-write-failed",
+                                              f"cannot write the store: {self.write_problem}",
+                                              self.root)
+                    continue
                 if not _safe_member(member, name):
                     if not member.isdir():
                         rejected.append(member.name)
@@ -251,6 +305,15 @@ class Store:
                                           self.root)
                 added += 1
         return added, rejected
+
+
+MAX_RECORD = 8 << 20  # an input record is text: a larger member is not one
+
+
+def _record_member(member: tarfile.TarInfo, name: PurePosixPath) -> bool:
+    return (member.isfile() and member.size <= MAX_RECORD and not name.is_absolute()
+            and len(name.parts) == 3 and name.parts[0] == "inputs"
+            and name.parts[1].isidentifier() and name.suffix == ".json" and is_digest(name.stem))
 
 
 def _safe_member(member: tarfile.TarInfo, name: PurePosixPath) -> bool:
