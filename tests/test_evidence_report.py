@@ -18,6 +18,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from ledger_edit import reseal
 from PIL import Image
 
 from nanoframes.frames.digest import film_digest, frame_digest
@@ -108,6 +109,7 @@ def make_regression(root: Path, key: str, index: int = 1) -> None:
     digests[index] = frame_digest(other)
     entry["frame_digests"][index] = digests[index][:16]
     entry["digest"] = film_digest(digests)
+    reseal(entry)
     path.write_text(json.dumps(doc, indent=2) + "\n")
 
 
@@ -250,6 +252,7 @@ def test_a_regression_among_fifty_matches_is_the_first_thing_seen(tmp_path, monk
     Store(tmp_path / ".nanoframes" / "store").put(green)
     doc["compositions"][key]["frame_digests"] = [frame_digest(green)[:16]]
     doc["compositions"][key]["digest"] = film_digest([frame_digest(green)])
+    reseal(doc["compositions"][key])
     ledger.write_text(json.dumps(doc, indent=2) + "\n")
     capsys.readouterr()
 
