@@ -138,6 +138,11 @@ def died(exc: BaseException):
     return NanoframesError("worker-died", f"a worker process died ({exc})")
 
 
+def is_broken(pool: ProcessPoolExecutor) -> bool:
+    """Whether a worker of ``pool`` died, so it takes no more tasks."""
+    return bool(getattr(pool, "_broken", False))
+
+
 def _pool(jobs: int, ctx, root: Path | None, spare: bool, forked: bool = False
           ) -> WorkerPool:
     ends = SharedEnds(ctx)  # before the workers: each is handed it as it starts
