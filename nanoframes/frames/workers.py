@@ -172,6 +172,10 @@ def _spawn_pool(jobs: int, root: Path | None, pipeline: bool | None) -> WorkerPo
     # tracker), and ignores it from its first preloaded module on, so the held
     # signal is dropped; its workers are forked ignoring it. This thread gets it
     # back after; the main thread, where Python handles signals, never lost it.
+    # The resource tracker first: starting it unblocks both signals in this thread.
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
     before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
     try:
         pool = _pool(jobs, ctx, root, spare)
