@@ -166,10 +166,10 @@ class State:
         """One worker process that draws this process's items, started at the first:
         a crash in ThorVG fails that item (``render-crashed``) and the next item gets
         a new worker; the session, or an xdist worker, never dies of it."""
-        from nanoframes.frames.workers import is_broken, worker_pool
+        from nanoframes.frames.workers import is_broken, stop_pool, worker_pool
 
         if self._pool is not None and is_broken(self._pool):
-            self._pool.shutdown(wait=False, cancel_futures=True)
+            stop_pool(self._pool)
             self._pool = None
         if self._pool is None:
             if not self._pool_cleanup:
@@ -179,8 +179,10 @@ class State:
         return self._pool
 
     def _close_pool(self) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(wait=True, cancel_futures=True)
+        from nanoframes.frames.workers import stop_pool
+
+        if self._pool is not None:  # idle at a normal end; drawing if interrupted
+            stop_pool(self._pool)
             self._pool = None
 
     def platform_tag(self) -> str | None:

@@ -143,6 +143,19 @@ def is_broken(pool: ProcessPoolExecutor) -> bool:
     return bool(getattr(pool, "_broken", False))
 
 
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down now: what is queued is cancelled and a worker still
+    drawing is stopped (SIGTERM), so an interrupted host (a pytest session) ends
+    at once instead of waiting for the film being drawn."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.terminate()
+        except Exception:  # noqa: BLE001 - gone already
+            pass
+    pool.shutdown(wait=True)
+
+
 def _pool(jobs: int, ctx, root: Path | None, spare: bool, forked: bool = False
           ) -> WorkerPool:
     ends = SharedEnds(ctx)  # before the workers: each is handed it as it starts
