@@ -138,18 +138,21 @@ def test_without_a_crash_the_testing_aid_changes_nothing(proj: Path) -> None:
     assert (proj / "tests" / "digests.json").read_bytes() == before
 
 
-def test_a_worker_killed_without_crashing_is_still_worker_died(tmp_path: Path) -> None:
+def test_a_crash_record_says_where_and_only_a_report_makes_a_crash(tmp_path: Path) -> None:
     """Only a fatal signal with a record is a crash: a SIGKILL (the OOM killer) is not."""
     from nanoframes.engine.site import find_crash, read_crash
 
     record = tmp_path / "123"
-    record.write_bytes(b"nanoframes-site\ndraw\n4\n/x/a.nf.svg\n\0".ljust(4096, b"\0"))
+    record.write_bytes(b"nanoframes-site\ndraw\n4\n/x/a.nf.svg\n\0".ljust(4095, b"\0") + b"\1")
     assert read_crash(record) is None and find_crash(tmp_path) is None
     with record.open("ab") as fh:
         fh.write(b"Fatal Python error: Aborted\n\nCurrent thread ...\n")
     crash = find_crash(tmp_path)
     assert crash is not None and (crash.pid, crash.frame, crash.path) == (123, 4, "/x/a.nf.svg")
     assert crash.line() == "ThorVG crashed (SIGABRT) while drawing frame 4"
+    record.write_bytes(record.read_bytes()[:4095] + b"\0" + record.read_bytes()[4096:])
+    assert find_crash(tmp_path).line() == \
+        "the renderer's process crashed (SIGABRT) after drawing frame 4"
 
 
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]])

@@ -155,7 +155,10 @@ def _serialized(doing: str):
             with _LOCK:
                 if site.entering(doing):
                     _crash_for_testing()
-                return method(*args, **kwargs)
+                try:
+                    return method(*args, **kwargs)
+                finally:
+                    site.left()
         return call
     return wrap
 

@@ -32,6 +32,7 @@ DIR_ENV = "NANOFRAMES_CRASH_DIR"  # set by the command's guard; inherited by its
 DEBUG_ENV = "NANOFRAMES_DEBUG_CRASH"
 PAGE = 4096
 _MAGIC = b"nanoframes-site\n"
+_INSIDE = PAGE - 1  # the page's last byte: 1 while a ThorVG call runs
 
 _local = threading.local()
 _page: mmap.mmap | None = None
@@ -103,7 +104,14 @@ def entering(doing: str) -> bool:
     if data is not _shown:
         _page[0:len(_MAGIC) + len(data) + 1] = _MAGIC + data + b"\0"
         _shown = data
+    _page[_INSIDE] = 1
     return site is not None and _debug_crash(doing, site)
+
+
+def left() -> None:
+    """(holding ThorVG's lock) The call returned: a crash now is not ThorVG's."""
+    if _page is not None and _page_pid == os.getpid():
+        _page[_INSIDE] = 0
 
 
 def _debug_crash(doing: str, site: Site) -> bool:
@@ -126,9 +134,10 @@ class Crash:
 
     pid: int
     signal: str   # e.g. "SIGSEGV"
-    doing: str    # "draw", "measure", or "" (no ThorVG call named yet)
+    doing: str    # "draw", "measure", "font", "start", or "" (no site named yet)
     frame: int | None
     path: str | None
+    inside: bool = True  # in a ThorVG call (else: after one, in other native code)
 
     def shown_path(self) -> str | None:
         """The composition, relative to the working directory where it is below it."""
@@ -147,6 +156,8 @@ class Crash:
         where = f"frame {self.frame}" if self.frame is not None else "the composition"
         if what is None:
             return f"the renderer's process crashed ({self.signal})"
+        if not self.inside:
+            return f"the renderer's process crashed ({self.signal}) after {what} {where}"
         return f"ThorVG crashed ({self.signal}) while {what} {where}"
 
 
@@ -173,6 +184,7 @@ def read_crash(file: str | Path, died_of: int | None = None) -> Crash | None:
     if name is None:
         return None
     doing, frame, path = "", None, None
+    inside = len(data) >= PAGE and data[_INSIDE] == 1
     if data.startswith(_MAGIC):
         fields = data[len(_MAGIC):PAGE].split(b"\0", 1)[0].decode(errors="replace")
         parts = fields.split("\n")
@@ -180,7 +192,7 @@ def read_crash(file: str | Path, died_of: int | None = None) -> Crash | None:
             doing, path = parts[0], parts[2] or None
             frame = int(parts[1]) if parts[1].isdigit() else None
     return Crash(int(Path(file).name) if Path(file).name.isdigit() else 0, name, doing,
-                 frame, path)
+                 frame, path, inside)
 
 
 def find_crash(directory: str | Path | None) -> Crash | None:
