@@ -183,3 +183,54 @@ def test_a_crash_inside_thorvg_is_a_real_signal(tmp_path: Path) -> None:
     assert out.returncode == -signal.SIGSEGV
     report = next(tmp_path.iterdir()).read_bytes()[4096:].decode()
     assert report.startswith("Fatal Python error: Segmentation fault"), report
+
+
+# Bytes of the bundled NotoSans-Regular.ttf's `loca` table overwritten: (offset in the
+# table, new byte). Made once with a seeded generator (random.Random(7), 21 bytes);
+# ThorVG 1.0 segfaults measuring ordinary text in the result.
+LOCA_DAMAGE = [(614, 109), (763, 113), (812, 203), (968, 217), (1144, 214), (1186, 24),
+               (1486, 123), (1688, 92), (2363, 214), (3657, 63), (4744, 68), (5991, 48),
+               (6101, 96), (6468, 77), (7104, 44), (8313, 29), (8974, 49), (9179, 157),
+               (9246, 32), (9353, 60), (9455, 31)]
+
+
+def _damaged_face(path: Path) -> Path:
+    import struct
+
+    data = bytearray((Path(__file__).parent.parent / "fonts" / "NotoSans-Regular.ttf")
+                     .read_bytes())
+    for i in range(struct.unpack(">H", data[4:6])[0]):
+        tag, _, offset, _ = struct.unpack(">4sIII", data[12 + 16 * i:28 + 16 * i])
+        if tag == b"loca":
+            for at, value in LOCA_DAMAGE:
+                data[offset + at] = value
+    path.write_bytes(bytes(data))
+    return path
+
+
+def test_a_hostile_face_crashes_thorvg_for_real_and_the_record_names_the_frame(
+        tmp_path: Path) -> None:
+    """No testing aid: damaged bytes that ThorVG itself segfaults on, measured as a
+    frame is baked; the process dies, and its record names composition and frame."""
+    from nanoframes.engine.site import find_crash
+
+    face = _damaged_face(tmp_path / "face.ttf")
+    records = tmp_path / "records"
+    records.mkdir()
+    code = ("import sys\nfrom pathlib import Path\nfrom nanoframes.engine import site\n"
+            "from nanoframes.engine.raster import get_rasterizer\n"
+            "with site.working_on('/p/hostile.nf.svg', 3):\n"
+            "    r = get_rasterizer()\n"
+            "    r.register_font('Damaged', Path(sys.argv[1]).read_bytes())\n"
+            "    r.text_bounds('Damaged', 40, 'The quick brown fox jumps over the lazy dog "
+            "0123456789 ÀÉÎõü')\n")
+    env = dict(os.environ, NANOFRAMES_CRASH_DIR=str(records))
+    env.pop("NANOFRAMES_DEBUG_CRASH", None)
+    out = subprocess.run(launched([sys.executable, "-c", code, str(face)],
+                                  address_space=MEMORY),
+                         env=env, capture_output=True, timeout=60)
+    assert out.returncode == -signal.SIGSEGV, out.stderr
+    assert out.stderr == b""  # faulthandler's report went to the record, not the terminal
+    crash = find_crash(records)
+    assert crash is not None and crash.path == "/p/hostile.nf.svg"
+    assert crash.line() == "ThorVG crashed (SIGSEGV) while measuring text for frame 3"
