@@ -419,6 +419,7 @@ def test_a_normal_exit_leaves_no_process(tmp_path: Path, command: str) -> None:
 
 
 TRIALS = int(os.environ.get("NF_SIGNAL_TRIALS", "6"))
+MEMORY = 4 << 30  # RLIMIT_AS of each command of the tests below
 
 
 def _descendants(pid: int) -> list[int]:
@@ -442,7 +443,8 @@ def test_ctrl_c_as_the_workers_start_prints_only_interrupted(tmp_path: Path) -> 
     root = _project(tmp_path / "p")
     problems, hit = [], 0
     for trial in range(TRIALS):
-        proc = subprocess.Popen([EXE, "digest", "--check", "-j", "2"], cwd=root,
+        proc = subprocess.Popen(launched([EXE, "digest", "--check", "-j", "2"],
+                                         address_space=MEMORY), cwd=root,
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 start_new_session=True)
         deadline = time.monotonic() + 30
@@ -478,7 +480,8 @@ def test_sigterm_as_digest_exits_still_exits_143(tmp_path: Path) -> None:
                    capture_output=True)
     landed, problems = 0, []
     for trial in range(TRIALS):
-        proc = subprocess.Popen([EXE, "digest", "--check", "-j", "2"], cwd=root,
+        proc = subprocess.Popen(launched([EXE, "digest", "--check", "-j", "2"],
+                                         address_space=MEMORY), cwd=root,
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                 start_new_session=True)
         for line in proc.stdout:
@@ -520,8 +523,9 @@ def _interrupted_pytest(root: Path, sig: int, extra: list[str], after: int = 1
                         ) -> tuple[int, str, list[str]]:
     """``pytest -n 2`` signalled once ``after`` items have run: status, output, and
     the processes of its session still alive a moment after it ended."""
-    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-n", "2", "-q", "-rN", *extra],
-                            cwd=root, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+    proc = subprocess.Popen(launched([sys.executable, "-m", "pytest", "-n", "2", "-q", "-rN",
+                                      *extra], address_space=MEMORY), cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             start_new_session=True)
     seen = b""
     while proc.poll() is None:  # the progress line: items are running

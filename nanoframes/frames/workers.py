@@ -132,8 +132,13 @@ def died(exc: BaseException):
     else ``worker-died`` (killed: out of memory, a signal)."""
     from ..errors import NanoframesError
 
-    crash = site.find_crash(crash_dir())
+    directory = crash_dir()
+    crash = site.find_crash(directory)
     if crash is not None:
+        try:  # reported once: a later pool's death is judged by its own records
+            os.unlink(os.path.join(directory, str(crash.pid)))
+        except OSError:
+            pass
         return NanoframesError("render-crashed", crash.line(), crash.shown_path())
     return NanoframesError("worker-died", f"a worker process died ({exc})")
 
