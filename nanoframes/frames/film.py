@@ -102,12 +102,17 @@ class Film:
     def document(self, index: int) -> bytes:
         return self.baker.document(index)
 
-    def raster(self, doc: bytes, index: int | None = None) -> np.ndarray:
-        """Pixels of a rendered document (frame ``index``, by default the one baked
-        last, named if ThorVG crashes on it): a view, valid until the next raster call."""
+    def raster(self, doc: bytes) -> np.ndarray:
+        """Pixels of a rendered document: a view, valid until the next raster call.
+        A crash in ThorVG names the frame baked last, unless the caller named one
+        (``site.working_on``, as the drawing thread of ``digests`` does)."""
         self.rasterized += 1
-        with site.working_on(self.comp.path, self.baker.index if index is None else index):
+        with site.working_on(self.comp.path, self.baker.index):
             return self._prepare().render(doc, self.width, self.height)
+
+    def _raster_frame(self, doc: bytes, index: int) -> np.ndarray:
+        with site.working_on(self.comp.path, index):
+            return self.raster(doc)
 
     def frames(self, indices: Iterable[int] | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """(index, RGBA) in the given order. Arrays are read-only and may be shared
@@ -120,7 +125,7 @@ class Film:
                 held.move_to_end(key)
                 yield i, held[key]
                 continue
-            frame = self.raster(doc, i)
+            frame = self._raster_frame(doc, i)
             if self.dedup:
                 frame = frame.copy()
                 frame.flags.writeable = False
@@ -152,7 +157,7 @@ class Film:
                 digest = self._seen.get(key) if self.dedup else None
                 if digest is None:
                     if drawer is None:
-                        digest = self._hash(self.raster(doc, i))
+                        digest = self._hash(self._raster_frame(doc, i))
                     else:
                         digest = drawer.submit(self._draw_then_hash, doc, i)
                         pending.append(digest)
@@ -179,7 +184,7 @@ class Film:
         if previous is not None:
             previous.result()  # that canvas still holds a frame being hashed
         self._slot = slot
-        future = self._hashing.submit(self._hash, self.raster(doc, index))
+        future = self._hashing.submit(self._hash, self._raster_frame(doc, index))
         self._slot_hashes[slot] = future
         return future
 
