@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -530,8 +531,8 @@ def _interrupted_pytest(root: Path, sig: int, extra: list[str], after: int = 1
     seen = b""
     while proc.poll() is None:  # the progress line: items are running
         seen += proc.stdout.read1(1)
-        progress = seen.split(b"\n")[-1].replace(b"bringing up nodes...", b"")
-        if sum(progress.count(c) for c in b".F") >= after:
+        progress = seen.split(b"\n")[-1]  # the line being written: only outcomes
+        if re.fullmatch(rb"[.FExXs]+", progress) and len(progress) >= after:
             break
     if sig == signal.SIGINT:
         os.killpg(proc.pid, sig)  # a terminal's Ctrl-C
