@@ -82,9 +82,11 @@ def _wait(pid: int, crashes: str, before) -> None:
     # call checks), one arriving later is held and read below.
     signal.pthread_sigmask(signal.SIG_BLOCK, set(interrupt.SIGNALS))
     received += [sig for sig in interrupt.SIGNALS if sig in signal.sigpending()]
-    with contextlib.suppress(Exception):
-        interrupt.kill_descendants()  # what a crashed child left (we are its subreaper)
     if os.WIFSIGNALED(status):
+        # A child that exits stops its own processes; one that died left them to us
+        # (its subreaper): the forkserver, workers forked from it.
+        with contextlib.suppress(Exception):
+            interrupt.kill_descendants()
         sig = os.WTERMSIG(status)
         if sig in _CRASHES:
             line = _crash_line(os.path.join(crashes, str(pid)), sig)
