@@ -100,7 +100,7 @@ def entering(doing: str) -> bool:
         if data is None:
             frame = "" if site.frame is None else str(site.frame)
             data = site.encoded[doing] = f"{doing}\n{frame}\n{site.path}\n".encode(
-                errors="surrogateescape")[:PAGE - len(_MAGIC) - 1]
+                errors="surrogateescape")[:PAGE - len(_MAGIC) - 2]  # NUL, _INSIDE
     if data is not _shown:
         _page[0:len(_MAGIC) + len(data) + 1] = _MAGIC + data + b"\0"
         _shown = data
