@@ -135,7 +135,9 @@ class CompositionItem(_Item):
         options = state.options
         verdict, reading = check_one(
             self.path, config=state.nf_config, ledger=state.ledger(), samples=options.samples,
-            jobs=1,  # xdist spreads items over processes; one process per item is enough
+            # xdist spreads items over processes; one worker per process is enough, and
+            # a crash in ThorVG there is this item's error, not the session's end
+            pool=state.drawing_pool(),
             excused=state.excused(), store=evidence.record_store(state),
         )
         verdict, record = evidence.for_item(self, state, verdict, reading)  # pixel evidence

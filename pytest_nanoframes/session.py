@@ -113,6 +113,8 @@ class State:
     _nf_config: Config | None = None
     _ledger: Ledger | None = None
     _excused: dict[str, str] | None = None
+    _pool: Any = None  # the worker that draws this process's items (drawing_pool)
+    _pool_cleanup: bool = False
 
     @property
     def nf_config(self) -> Config:
@@ -168,6 +170,29 @@ class State:
             self._excused = excused
         return self._excused
 
+
+    def drawing_pool(self) -> Any:
+        """One worker process that draws this process's items, started at the first:
+        a crash in ThorVG fails that item (``render-crashed``) and the next item gets
+        a new worker; the session, or an xdist worker, never dies of it."""
+        from nanoframes.frames.workers import is_broken, stop_pool, worker_pool
+
+        if self._pool is not None and is_broken(self._pool):
+            stop_pool(self._pool)
+            self._pool = None
+        if self._pool is None:
+            if not self._pool_cleanup:
+                self.config.add_cleanup(self._close_pool)
+                self._pool_cleanup = True
+            self._pool = worker_pool(1, self.nf_config.root)
+        return self._pool
+
+    def _close_pool(self) -> None:
+        from nanoframes.frames.workers import stop_pool
+
+        if self._pool is not None:  # idle at a normal end; drawing if interrupted
+            stop_pool(self._pool)
+            self._pool = None
 
     def platform_tag(self) -> str | None:
         """The tag --nf-platform records under (None: a primary recording)."""

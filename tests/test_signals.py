@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
 import signal
 import subprocess
@@ -421,3 +422,152 @@ def test_a_normal_exit_leaves_no_process(tmp_path: Path, command: str) -> None:
     assert not left
     assert b"wrote" in out or b"added" in out
     assert err == b""
+
+
+TRIALS = int(os.environ.get("NF_SIGNAL_TRIALS", "6"))
+MEMORY = 4 << 30  # RLIMIT_AS of each command of the tests below
+
+
+def _descendants(pid: int) -> list[int]:
+    from nanoframes.cli.interrupt import descendants
+
+    return descendants(pid)
+
+
+def _cmdline(pid: int) -> bytes:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return b""
+
+
+def test_ctrl_c_as_the_workers_start_prints_only_interrupted(tmp_path: Path) -> None:
+    """Issue 31, 9: a Ctrl-C while the forkserver interpreter starts (importing its
+    site) printed its ``Fatal Python error`` and a traceback. Each trial waits for
+    that interpreter to exist and sends the Ctrl-C (to the whole process group, as
+    a terminal does) within its first imports, so the race happens every time."""
+    root = _project(tmp_path / "p")
+    problems, hit = [], 0
+    for trial in range(TRIALS):
+        proc = subprocess.Popen(launched([EXE, "digest", "--check", "-j", "2"],
+                                         address_space=MEMORY), cwd=root,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and proc.poll() is None and not any(
+                b"multiprocessing.forkserver" in _cmdline(p) for p in _descendants(proc.pid)):
+            time.sleep(0.001)
+        hit += proc.poll() is None
+        time.sleep(0.01 * (trial % 4))  # across its first few dozen milliseconds
+        try:
+            os.killpg(proc.pid, signal.SIGINT)
+        except ProcessLookupError:
+            pass
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            problems.append(f"trial {trial}: hung")
+            continue
+        if (proc.returncode, err) != (130, b"nanoframes: interrupted\n"):
+            problems.append(f"trial {trial}: {proc.returncode} {err.decode()[-400:]!r}")
+    assert not problems, "\n".join(problems)
+    assert hit == TRIALS  # each trial signalled a starting forkserver
+
+
+def test_sigterm_as_digest_exits_still_exits_143(tmp_path: Path) -> None:
+    """Issue 31, 11: a SIGTERM that landed while ``digest`` exited gave status 0 and
+    no message. Each trial sends it just after the summary line, while the
+    command shuts its pool down and exits; any trial the signal found alive
+    must end as interrupted (143), never 0."""
+    root = _project(tmp_path / "p")
+    subprocess.run([EXE, "digest", "--record"], cwd=root, check=True, timeout=120,
+                   capture_output=True)
+    landed, problems = 0, []
+    for trial in range(TRIALS):
+        proc = subprocess.Popen(launched([EXE, "digest", "--check", "-j", "2"],
+                                         address_space=MEMORY), cwd=root,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                start_new_session=True)
+        for line in proc.stdout:
+            if b"compositions:" in line:  # the last line: the command is exiting now
+                break
+        time.sleep(0.002 * (trial % 3))
+        if os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is None:
+            os.kill(proc.pid, signal.SIGTERM)
+            landed += 1
+        else:
+            continue
+        try:
+            _, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            problems.append(f"trial {trial}: hung")
+            continue
+        if (proc.returncode, err) != (143, b"nanoframes: interrupted\n"):
+            problems.append(f"trial {trial}: {proc.returncode} {err!r}")
+    assert not problems, "\n".join(problems)
+    assert landed >= TRIALS // 2, f"only {landed} of {TRIALS} signals found it exiting"
+
+
+def _pytest_project(root: Path) -> Path:
+    root.mkdir(parents=True)
+    (root / "pyproject.toml").write_text(
+        "[tool.nanoframes]\ncompositions = ['*.nf.svg']\n\n[tool.pytest.ini_options]\n"
+        "addopts = '-p no:cacheprovider -p no:randomly'\n")
+    for name in "abcdef":
+        _composition(root / f"{name}.nf.svg", 6)
+    (root / "test_slow.py").write_text(
+        "import time\n\nimport pytest\n\n\n@pytest.mark.parametrize('i', range(6))\n"
+        "def test_slow(i):\n    time.sleep(2)\n")
+    return root
+
+
+def _interrupted_pytest(root: Path, sig: int, extra: list[str], after: int = 1
+                        ) -> tuple[int, str, list[str]]:
+    """``pytest -n 2`` signalled once ``after`` items have run: status, output, and
+    the processes of its session still alive a moment after it ended."""
+    proc = subprocess.Popen(launched([sys.executable, "-m", "pytest", "-n", "2", "-q", "-rN",
+                                      *extra], address_space=MEMORY), cwd=root,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            start_new_session=True)
+    seen = b""
+    while proc.poll() is None:  # the progress line: items are running
+        seen += proc.stdout.read1(1)
+        progress = seen.split(b"\n")[-1]  # the line being written: only outcomes
+        if re.fullmatch(rb"[.FExXs]+", progress) and len(progress) >= after:
+            break
+    if sig == signal.SIGINT:
+        os.killpg(proc.pid, sig)  # a terminal's Ctrl-C
+    else:
+        os.kill(proc.pid, sig)    # SIGTERM to pytest itself
+    try:
+        out, _ = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, _ = proc.communicate()
+        return -999, (seen + out).decode(errors="replace"), []
+    deadline = time.monotonic() + 10  # orphans notice their parent is gone
+    left = _session_processes(proc.pid)
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = _session_processes(proc.pid)
+    for pid in (int(p.split()[0]) for p in left):
+        os.kill(pid, signal.SIGKILL)
+    return proc.returncode, (seen + out).decode(errors="replace"), left
+
+
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_pytest_n2_ends_as_without_the_plugin(tmp_path: Path, sig: int) -> None:
+    """Issue 31, 11: under ``pytest -n 2`` Ctrl-C and SIGTERM end the session as they
+    end one without the plugin (its status; nothing of ours in a traceback, and
+    no process of ours left), at two moments of the run."""
+    root = _pytest_project(tmp_path / "p")
+    base, base_out, _ = _interrupted_pytest(root, sig, ["-p", "no:nanoframes", "test_slow.py"])
+    for after in (1, 4):
+        status, out, left = _interrupted_pytest(root, sig, ["--nf-check", "."], after)
+        assert status == base, f"{status} (without the plugin {base})\n{out}\n{base_out}"
+        assert "nanoframes/" not in out and "Fatal Python" not in out, out
+        assert not left, left

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from lxml import etree
 
 from ..config import load_config
+from ..engine import site
 from ..errors import NanoframesError
 from ..model.color import format_color
 from ..model.composition import Composition, aspect_of, local_name, presence_of
@@ -189,6 +190,10 @@ class Baker:
         Only the elements that can change with time are worked on per frame
         (see ``_template``); everything else was resolved once.
         """
+        with site.working_on(self.comp.path, index):  # text is measured by ThorVG
+            return self._document(index, t)
+
+    def _document(self, index: int | None, t: float | None) -> bytes:
         comp = self.comp
         if t is None:
             t = comp.time_of(index or 0)

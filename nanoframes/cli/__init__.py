@@ -18,10 +18,12 @@ import os
 
 # First of all, before anything slow is imported: SIGINT/SIGTERM end the command
 # cleanly from here on (see interrupt.py).
-from . import interrupt
+from . import guard, interrupt
 
 if interrupt.is_program():
     interrupt.install()
+    # The command runs in a child; this process reports a crash in ThorVG (guard.py).
+    guard.guard()
     # NumPy's BLAS starts a thread pool when it is imported. nanoframes does no
     # linear algebra, and a process with one thread may fork its render workers
     # (frames/workers.py: can_fork), so the command keeps BLAS on this thread.
@@ -146,7 +148,7 @@ def _exit(status: int) -> None:
         sys.stderr.flush()
     except OSError:
         pass
-    os._exit(status)
+    interrupt.exit_now(status)
 
 
 def _run(argv: list[str]) -> int:
@@ -168,7 +170,8 @@ def _run(argv: list[str]) -> int:
     except Exception as exc:
         if not _broken_pool(exc):
             raise
-        print(f"nanoframes: error[worker-died]: a worker process died ({exc})", file=sys.stderr)
+        # render-crashed where a worker's crash record names the frame, else worker-died
+        print(f"nanoframes: {_workers_if_loaded().died(exc)}", file=sys.stderr)
         return 2
 
 

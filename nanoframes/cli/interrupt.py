@@ -92,8 +92,28 @@ def _become_subreaper() -> None:
         libc.prctl(_PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 
 
+_tearing_down = False
+
+
 def _handle(signum: int, _frame) -> None:
+    global _tearing_down
+    if _tearing_down:  # the same signal from the terminal and from the guard (guard.py)
+        return
+    _tearing_down = True
     teardown(signum)
+
+
+def exit_now(status: int) -> None:
+    """``os._exit(status)``, unless SIGINT or SIGTERM arrived as the command exits:
+    then the teardown, as at any other moment (no exit 0 without a word)."""
+    if _installed:
+        # blocking runs a handler already due; a signal from now on is held, read here
+        with contextlib.suppress(Exception):
+            signal.pthread_sigmask(signal.SIG_BLOCK, SIGNALS)
+            for sig in SIGNALS:
+                if sig in signal.sigpending():
+                    _handle(sig, None)
+    os._exit(status)
 
 
 def teardown(signum: int) -> None:

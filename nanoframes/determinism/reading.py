@@ -16,7 +16,7 @@ from ..bake.baker import Baker
 from ..config import Config, find_project_root, load_config, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT, film_digest
-from ..frames.film import Film, checked, film_digests
+from ..frames.film import Film, checked, film_digests, result_of
 from ..frames.store import Store
 from ..model.composition import Composition
 from ..model.numbers import evenly_spaced
@@ -162,7 +162,7 @@ class PendingReading:
             digests = tuple(film_digests(self._film, self.indices))
         else:
             digests = tuple(d for f in self._futures
-                            for d in checked(self.inputs, f.result(), self.path))
+                            for d in checked(self.inputs, result_of(f), self.path))
         return Reading(
             key=self.key,
             identity=self.identity.as_dict(),

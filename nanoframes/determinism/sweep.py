@@ -225,15 +225,15 @@ def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | N
 def _result(path: Path, started: PendingReading | Verdict) -> Reading | Verdict:
     if isinstance(started, Verdict):
         return started
-    from concurrent.futures import BrokenExecutor
-
     try:
         return started.result()
     except NanoframesError as exc:
+        if exc.code == "render-crashed":  # the pool is gone: the command ends with it
+            raise
+        if exc.code == "worker-died":  # killed (out of memory, a signal): this film's error
+            return error(started.key, f"{path}: error[worker-died]: a worker process died "
+                         "while drawing it")
         return error(started.key, str(exc))
-    except BrokenExecutor as exc:  # a worker died (killed, out of memory, a crash)
-        return error(started.key, f"{path}: error[worker-died]: a worker process died while "
-                     f"drawing it ({exc.__class__.__name__})")
 
 
 def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,

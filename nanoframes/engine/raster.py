@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
+from . import site
 from .library import (  # noqa: F401  (re-exported: callers import them here)
     LIBRARY_ENV,
     library_path,
@@ -145,12 +146,29 @@ def _lib() -> ctypes.CDLL:
 _LOCK = threading.RLock()
 
 
-def _serialized(method):
-    @functools.wraps(method)
-    def call(*args, **kwargs):
-        with _LOCK:
-            return method(*args, **kwargs)
-    return call
+def _serialized(doing: str):
+    """Hold ``_LOCK`` for the call, and name its site in this process's crash record
+    first (``site.py``), so a crash inside ThorVG is reported where it happened."""
+    def wrap(method):
+        @functools.wraps(method)
+        def call(*args, **kwargs):
+            with _LOCK:
+                if site.entering(doing):
+                    _crash_for_testing()
+                try:
+                    return method(*args, **kwargs)
+                finally:
+                    site.left()
+        return call
+    return wrap
+
+
+def _crash_for_testing() -> None:
+    """The testing aid of ``site.DEBUG_ENV``: a real crash, inside the library
+    (ThorVG dereferences a canvas pointer that points nowhere), or an abort."""
+    if site.debug_signal() == "abort":
+        ctypes.CDLL(None).abort()
+    _lib().tvg_canvas_update(c_void_p(16))
 
 
 _engine_pid: int | None = None
@@ -177,6 +195,7 @@ def _engine() -> ctypes.CDLL:
     global _engine_pid, _engine_threads
     lib = _lib()
     if _engine_pid != os.getpid():
+        site.open_record()  # where a crash in this process is reported from
         threads = _threads()
         _check(lib.tvg_engine_init(threads), "tvg_engine_init")
         _engine_pid, _engine_threads = os.getpid(), threads
@@ -192,7 +211,7 @@ def _check(result: int, what: str) -> None:
 class Rasterizer:
     """Document bytes -> pixels, with one reused canvas and buffer. Not thread-safe."""
 
-    @_serialized
+    @_serialized("start")
     def __init__(self) -> None:
         self._lib = _engine()
         self.threads = _engine_threads  # fixed by the first engine init in this process
@@ -232,7 +251,7 @@ class Rasterizer:
         self._buf = buf  # ThorVG now points into buf: keep it alive here
         return width, height
 
-    @_serialized
+    @_serialized("draw")
     def render(self, svg: bytes, width: int, height: int) -> np.ndarray:
         """Render ``svg`` scaled to ``width`` x ``height``.
 
@@ -267,7 +286,7 @@ class Rasterizer:
         view.flags.writeable = False
         return view
 
-    @_serialized
+    @_serialized("font")
     def register_font(self, name: str, data: bytes) -> None:
         """Register ``data`` (a TrueType face) under ``name`` for <text font-family="name">.
 
@@ -290,7 +309,7 @@ class Rasterizer:
             raise NanoframesError("font-invalid", f"ThorVG refused face {name!r} (result {res})")
         _fonts[name] = digest
 
-    @_serialized
+    @_serialized("measure")
     def text_bounds(
         self, face_name: str, size_px: float, text: str
     ) -> tuple[float, float, float, float]:

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..bake.baker import Baker
+from ..engine import site
 from ..engine.raster import get_rasterizer
 from ..errors import NanoframesError
 from ..model.composition import Composition, parse
@@ -102,9 +103,16 @@ class Film:
         return self.baker.document(index)
 
     def raster(self, doc: bytes) -> np.ndarray:
-        """Pixels of a rendered document: a view, valid until the next raster call."""
+        """Pixels of a rendered document: a view, valid until the next raster call.
+        A crash in ThorVG names the frame baked last, unless the caller named one
+        (``site.working_on``, as the drawing thread of ``digests`` does)."""
         self.rasterized += 1
-        return self._prepare().render(doc, self.width, self.height)
+        with site.working_on(self.comp.path, self.baker.index):
+            return self._prepare().render(doc, self.width, self.height)
+
+    def _raster_frame(self, doc: bytes, index: int) -> np.ndarray:
+        with site.working_on(self.comp.path, index):
+            return self.raster(doc)
 
     def frames(self, indices: Iterable[int] | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """(index, RGBA) in the given order. Arrays are read-only and may be shared
@@ -117,7 +125,7 @@ class Film:
                 held.move_to_end(key)
                 yield i, held[key]
                 continue
-            frame = self.raster(doc)
+            frame = self._raster_frame(doc, i)
             if self.dedup:
                 frame = frame.copy()
                 frame.flags.writeable = False
@@ -149,9 +157,9 @@ class Film:
                 digest = self._seen.get(key) if self.dedup else None
                 if digest is None:
                     if drawer is None:
-                        digest = self._hash(self.raster(doc))
+                        digest = self._hash(self._raster_frame(doc, i))
                     else:
-                        digest = drawer.submit(self._draw_then_hash, doc)
+                        digest = drawer.submit(self._draw_then_hash, doc, i)
                         pending.append(digest)
                         if len(pending) > 8:  # bound the documents waiting to be drawn
                             pending.popleft().result()
@@ -169,14 +177,14 @@ class Film:
             self._seen[key] = _settled(value)
         return done
 
-    def _draw_then_hash(self, doc: bytes) -> Future:
+    def _draw_then_hash(self, doc: bytes, index: int) -> Future:
         """(drawing thread) Draw on the next canvas once its last frame is hashed."""
         slot = self._slot ^ 1
         previous = self._slot_hashes[slot]
         if previous is not None:
             previous.result()  # that canvas still holds a frame being hashed
         self._slot = slot
-        future = self._hashing.submit(self._hash, self.raster(doc))
+        future = self._hashing.submit(self._hash, self._raster_frame(doc, index))
         self._slot_hashes[slot] = future
         return future
 
@@ -305,6 +313,17 @@ def pool_for(film: Film, jobs: int) -> Future:
     return ready
 
 
+def result_of(future: Future):
+    """A worker task's result; a pool broken by a crash in ThorVG is the error
+    ``render-crashed`` naming the composition and frame (``workers.died``)."""
+    from concurrent.futures import BrokenExecutor
+
+    try:
+        return future.result()
+    except BrokenExecutor as exc:
+        raise workers.died(exc) from None
+
+
 def checked(inputs: tuple, result: tuple, path: Path):
     """What a worker task made, from its result (what it made, its film's inputs),
     once those inputs are ``inputs`` (the caller's, for composition ``path``);
@@ -339,7 +358,8 @@ def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     try:
         futures = submit_digests(film.comp, indices, pool, 2 * max(jobs, 1), film.dedup,
                                  film.store.root if film.store is not None else None)
-        return [d for f in futures for d in checked(film.inputs(), f.result(), film.comp.path)]
+        return [d for f in futures for d in checked(film.inputs(), result_of(f),
+                                                      film.comp.path)]
     finally:
         if own:
             pool.shutdown()
@@ -371,5 +391,5 @@ def film_frames(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
             if nxt is not None:
                 pending.append((nxt, pool.submit(_frames_task, *args[:2], nxt, args[2],
                                                  film.scale)))
-            for i, data in zip(c, checked(film.inputs(), fut.result(), film.comp.path)):
+            for i, data in zip(c, checked(film.inputs(), result_of(fut), film.comp.path)):
                 yield i, np.frombuffer(data, dtype=np.uint8).reshape(shape)

@@ -30,6 +30,7 @@ import threading
 from concurrent.futures import Future, ProcessPoolExecutor
 from pathlib import Path
 
+from ..engine import site
 from .shared_ends import SharedEnds
 
 # Modules the forkserver imports once (no ThorVG engine exists there yet, so
@@ -104,11 +105,68 @@ class WorkerPool(ProcessPoolExecutor):
     ends: SharedEnds
 
 
+_own_crash_dir: str | None = None
+
+
+def crash_dir() -> str:
+    """Where this process's workers keep their crash records (``engine/site.py``):
+    the command's (``$NANOFRAMES_CRASH_DIR``, made by its guard), or one made for
+    this process (a host such as pytest) and removed when it exits."""
+    global _own_crash_dir
+    given = os.environ.get(site.DIR_ENV, "")
+    if given and os.path.isdir(given):
+        return given
+    if _own_crash_dir is None:
+        import atexit
+        import shutil
+        import tempfile
+
+        _own_crash_dir = tempfile.mkdtemp(prefix="nanoframes-crashes-")
+        atexit.register(shutil.rmtree, _own_crash_dir, True)
+    return _own_crash_dir
+
+
+def died(exc: BaseException):
+    """The error for a pool broken by ``exc``: ``render-crashed`` naming the
+    composition and frame where a worker's crash record says ThorVG crashed,
+    else ``worker-died`` (killed: out of memory, a signal)."""
+    from ..errors import NanoframesError
+
+    directory = crash_dir()
+    crash = site.find_crash(directory)
+    if crash is not None:
+        try:  # reported once: a later pool's death is judged by its own records
+            os.unlink(os.path.join(directory, str(crash.pid)))
+        except OSError:
+            pass
+        return NanoframesError("render-crashed", crash.line(), crash.shown_path())
+    return NanoframesError("worker-died", f"a worker process died ({exc})")
+
+
+def is_broken(pool: ProcessPoolExecutor) -> bool:
+    """Whether a worker of ``pool`` died, so it takes no more tasks."""
+    return bool(getattr(pool, "_broken", False))
+
+
+def stop_pool(pool: ProcessPoolExecutor) -> None:
+    """Shut ``pool`` down now: what is queued is cancelled and a worker still
+    drawing is stopped (SIGTERM), so an interrupted host (a pytest session) ends
+    at once instead of waiting for the film being drawn."""
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        try:
+            process.terminate()
+        except Exception:  # noqa: BLE001 - gone already
+            pass
+    pool.shutdown(wait=True)
+
+
 def _pool(jobs: int, ctx, root: Path | None, spare: bool, forked: bool = False
           ) -> WorkerPool:
     ends = SharedEnds(ctx)  # before the workers: each is handed it as it starts
     pool = WorkerPool(max_workers=jobs, mp_context=ctx, initializer=_worker_init,
-                      initargs=(str(root) if root else None, spare, forked, ends))
+                      initargs=(str(root) if root else None, spare, forked, ends,
+                                crash_dir()))
     pool.ends = ends
     return pool
 
@@ -126,9 +184,23 @@ def _spawn_pool(jobs: int, root: Path | None, pipeline: bool | None) -> WorkerPo
     if ctx.get_start_method() == "forkserver":
         ctx.set_forkserver_preload(PRELOAD)
     spare = spare_threads(jobs) if pipeline is None else pipeline
-    pool = _pool(jobs, ctx, root, spare)
-    for _ in range(jobs):  # start every worker now, not at the first real task
-        pool.submit(int)
+    # The forkserver is a new interpreter: a Ctrl-C while it imports its site
+    # would print "Fatal Python error: init_import_site" and a traceback. It
+    # starts with SIGINT blocked (a mask survives exec, as for the resource
+    # tracker), and ignores it from its first preloaded module on, so the held
+    # signal is dropped; its workers are forked ignoring it. This thread gets it
+    # back after; the main thread, where Python handles signals, never lost it.
+    # The resource tracker first: starting it unblocks both signals in this thread.
+    from multiprocessing import resource_tracker
+
+    resource_tracker.ensure_running()
+    before = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    try:
+        pool = _pool(jobs, ctx, root, spare)
+        for _ in range(jobs):  # start every worker now, not at the first real task
+            pool.submit(int)
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, before)
     return pool
 
 
@@ -253,7 +325,7 @@ def stop_helpers() -> None:
 
 
 def _worker_init(root: str | None, spare: bool, forked: bool = False,
-                 ends: SharedEnds | None = None) -> None:
+                 ends: SharedEnds | None = None, crashes: str | None = None) -> None:
     # Workers inherit the parent's environment (thread count, locale); they must
     # not print progress or read stdin.
     global threads_to_spare, shared_ends
@@ -264,6 +336,7 @@ def _worker_init(root: str | None, spare: bool, forked: bool = False,
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOP_SIGNALS)
     die_with_parent()
+    site.open_record(crashes)  # a crash in ThorVG is then named by our owner (died)
     sys.stdin = open(os.devnull)  # noqa: SIM115
     threads_to_spare, shared_ends = spare, ends
     # Warm up what every first task needs, so no task pays for it: the engine

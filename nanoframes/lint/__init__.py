@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..engine import site
 from ..errors import NanoframesError
 from .findings import ERROR, WARNING, Finding, designate, exit_status, failed, finding
 
@@ -38,9 +39,10 @@ def lint_composition(comp, shown: str | None = None) -> list[Finding]:
     from . import assets, canvas, curve, markup, timeline
 
     shown = str(comp.path) if shown is None else shown
-    context = canvas.Context.build(comp)
-    found = [*timeline.check(comp), *assets.check(comp, context), *canvas.check(context),
-             *curve.check(context), *markup.check(comp)]
+    with site.working_on(comp.path):  # linting measures text with ThorVG
+        context = canvas.Context.build(comp)
+        found = [*timeline.check(comp), *assets.check(comp, context), *canvas.check(context),
+                 *curve.check(context), *markup.check(comp)]
     out = {(f.code, f.element, f.t, f.message): f for f in found}  # one of each
     ordered = sorted(out.values(), key=lambda f: (f.line or 0, f.code, f.t or 0.0, f.message))
     return [Finding(f.severity, f.code, f.element, f.t, f.message, shown, f.line, f.fatal)
