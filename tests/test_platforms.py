@@ -454,6 +454,15 @@ def test_the_plugin_records_and_judges_platform_entries(pytester: pytest.Pyteste
     record(pytester)
     monkeypatch.setenv("NANOFRAMES_LIBTHORVG", str(other_build))
     monkeypatch.setenv("NANOFRAMES_PLATFORM", "ci-box")
+    result = record(pytester, "--nf-platform")  # the same pixels: nothing to record
+    result.stdout.fnmatch_lines(["  note: examples/a.nf.svg: draws exactly the primary: no "
+                                 "platform entry ci-box recorded (the primary is this "
+                                 "machine's entry)"])
+    ledger = pytester.path / "tests" / "digests.json"
+    primary = read_ledger(ledger).entries[KEY]
+    # As if the primary's machine drew frame 0 otherwise: this one has its own entry.
+    write_ledger(Ledger(ledger, {KEY: replace(
+        primary, digest="f" * 64, frame_digests=("f" * SHORT,) + primary.frame_digests[1:])}))
     result = record(pytester, "--nf-platform")
     result.stdout.fnmatch_lines(["  updated examples/a.nf.svg (platform entry ci-box)"])
     entry = json.loads((pytester.path / "tests" / "digests.json").read_text())[
