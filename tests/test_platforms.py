@@ -518,6 +518,40 @@ def test_the_workflow_shares_the_store_and_keeps_its_evidence() -> None:
         "path"]
 
 
+def test_arm64_is_gated_natively_and_under_emulation() -> None:
+    """The workflow's native arm64 job and .ci/run's emulated step run the same gate."""
+    yaml = pytest.importorskip("yaml")
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "determinism.yml").read_text())
+    job = flow["jobs"]["arm64"]
+    assert job["runs-on"] == "ubuntu-24.04-arm"
+    runs = "\n".join(s.get("run", "") for s in job["steps"])
+    assert "pip install -e ." in runs and "tools/arm64/gate --native" in runs
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "bash tools/arm64/gate" in ci.split("pytest -n auto", 1)[1]
+    gate = (ROOT / "tools" / "arm64" / "gate").read_text()
+    assert "digest --all --check --json" in gate and "all_match.py" in gate
+
+
+def test_the_arm64_gate_requires_a_match_of_every_example(tmp_path: Path) -> None:
+    """tools/arm64/all_match.py: an excused or changed example fails the gate."""
+    def gate(*verdicts: tuple[str, str | None]) -> tuple[int, str]:
+        out = tmp_path / "check.json"
+        out.write_text(json.dumps({"verdicts": [
+            {"key": f"examples/{n}.nf.svg", "verdict": kind, "excused": excused,
+             "line": f"{kind.upper()} examples/{n}.nf.svg"}
+            for n, (kind, excused) in enumerate(verdicts)], "ledger_problems": []}))
+        run = subprocess.run([sys.executable, str(ROOT / "tools" / "arm64" / "all_match.py"),
+                              str(out), "0"], capture_output=True, text=True, timeout=60)
+        return run.returncode, run.stdout.splitlines()[-1]
+
+    assert gate(("match", None), ("match", None)) == (
+        0, "arm64 gate: 2 compositions, every one a match")
+    assert gate(("match", None), ("changed", "edges"))[0] == 1
+    assert gate(("regression", None))[1] == (
+        "arm64 gate: FAILED: 1 of 1 compositions do not match (examples/0.nf.svg)")
+    assert gate()[0] == 1  # no verdicts: nothing was shown to match
+
+
 def test_where_no_frames_are_compared_a_bounded_excuse_does_not_excuse(proj: Path,
                                                                         capsys) -> None:
     import nanoframes.api as nf
