@@ -22,9 +22,7 @@ from collections.abc import Mapping
 
 from ..config import Config
 from .ledger import Ledger
-from .verdict import Kind, Verdict, excuse_bounds_for, excuse_for
-
-REMOVE = "it matches: remove the exemption"
+from .verdict import REMOVE_EXEMPTION, Kind, Verdict, excuse_bounds_for, excuse_for
 
 
 def speak(verdict: Verdict, config: Config, ledger: Ledger,
@@ -73,7 +71,7 @@ def advice(key: str, ledger: Ledger, platforms: tuple[str, ...] | None,
             needing.append(f"{tag} (no reading of it in the ledger)")
     if needing:
         return f"it matches here; keep it for {', '.join(needing)}"
-    return REMOVE
+    return REMOVE_EXEMPTION
 
 
 def _reason(key: str, config: Config, composition_id: str | None) -> str | None:

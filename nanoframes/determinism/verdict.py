@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # NumPy: loaded where frames are compared, not to judge diges
 
 T = TypeVar("T")
 EXCUSED_ENV = "EXCUSED_COMPOSITIONS"
+REMOVE_EXEMPTION = "it matches: remove the exemption"
 MAX_LISTED_FRAMES = 10
 
 
@@ -61,6 +62,12 @@ class Verdict:
     evidence: FilmEvidence | None = field(default=None, compare=False)
     # what a match says of its excuse, on this platform (excuses.py); None: remove it
     excuse_advice: str | None = field(default=None, compare=False)
+
+    @property
+    def exemption_outlived(self) -> bool:
+        """An excused match whose excuse nothing known needs any more (excuses.py)."""
+        return (self.excused is not None and self.kind is Kind.MATCH
+                and self.excuse_advice in (None, REMOVE_EXEMPTION))
 
     @property
     def ok(self) -> bool:
@@ -122,8 +129,7 @@ class Verdict:
         if self.excused is None:
             return f"{self.kind.value.upper()} {self.key}: {self.summary(record_hint)}"
         # Reported on every run, a match loudest, so an exemption cannot outlive its cause.
-        tail = (f"; {self.excuse_advice or 'it matches: remove the exemption'}"
-                if self.kind is Kind.MATCH else "")
+        tail = f"; {self.excuse_advice or REMOVE_EXEMPTION}" if self.kind is Kind.MATCH else ""
         within = f"; {self.bounds['text']}" if self.bounds and self.bounds.get("text") else ""
         return (f"EXCUSED {self.key}: {self.summary(record_hint)} "
                 f"(excused: {self.excused}{within}{tail})")
