@@ -65,12 +65,14 @@ def main(argv: list[str] | None = None) -> int:
             "as `tools/arm64/table` measured it:", "", *lines, "",
             f"**{t['identical']} of {t['films']} films byte-identical; {t['differing']:,} of "
             f"{t['frames']:,} frames differ**"
-            + (f", by ±{t['low']} to ±{t['delta']}/255 at most per frame" if t["differing"]
-               else "") + "."]
+            + (f"; the largest channel difference of a differing frame is ±{t['low']} to "
+               f"±{t['delta']}/255" if t["differing"] else "") + "."]
     if args.times:
         t0, t1, t2 = args.times
-        text += ["", f"Drawn in {t1 - t0:.0f} s here and {t2 - t1:.0f} s under emulation "
-                 f"({(t2 - t1) / (t1 - t0):.1f}x; wall time on this machine, shared)."]
+        text += ["", f"Wall time: every example recorded here in {t1 - t0:.0f} s, checked under "
+                 f"emulation in {t2 - t1:.0f} s ({(t2 - t1) / (t1 - t0):.1f}x; the check also "
+                 "redraws each differing frame for its evidence; a machine shared with other "
+                 "work, so rough)."]
     text += ["", END]
     block = "\n".join(text)
     print(block)
