@@ -552,6 +552,26 @@ def test_the_arm64_gate_requires_a_match_of_every_example(tmp_path: Path) -> Non
     assert gate()[0] == 1  # no verdicts: nothing was shown to match
 
 
+def test_the_arm64_gate_is_skipped_where_arm64_cannot_be_had(tmp_path: Path) -> None:
+    """No qemu, and apt-get cannot install it: one line says why, and CI goes on."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "apt-get").write_text("#!/bin/sh\necho 'E: no network' >&2\nexit 100\n")
+    (fake / "apt-get").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
+           "NANOFRAMES_ARM64_QEMU": str(tmp_path / "no-qemu"),
+           "NANOFRAMES_ARM64_DIR": str(tmp_path / "arm64")}
+    run = subprocess.run(["bash", str(ROOT / "tools" / "arm64" / "gate")], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stderr == ""
+    assert run.stdout == (f"arm64 gate skipped: apt-get install qemu-user-static failed (see "
+                          f"{tmp_path / 'arm64' / 'qemu-install.log'})\n")
+    status = subprocess.run(["bash", str(ROOT / "tools" / "arm64" / "run"), "nanoframes"],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert status.returncode == 3 and "cannot be had here" in status.stderr
+
+
 def test_where_no_frames_are_compared_a_bounded_excuse_does_not_excuse(proj: Path,
                                                                         capsys) -> None:
     import nanoframes.api as nf
