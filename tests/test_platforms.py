@@ -46,6 +46,7 @@ SVG = """<svg xmlns="http://www.w3.org/2000/svg" data-width="40" data-height="24
 # Run as `python -c`: frames really drawn, then one pixel flipped in the frames
 # whose document draws the box at x=1 (frame 0), before they are digested.
 PERTURBED = """
+import os
 import sys
 from nanoframes.frames.film import Film
 real = Film.raster
@@ -53,7 +54,7 @@ def raster(self, doc):
     frame = real(self, doc)
     if b'x="1"' in doc:
         frame = frame.copy()
-        frame[0, 0, 0] ^= 0xFF
+        frame[0, 0, 0] ^= int(os.environ.get("NF_FLIP", "255"))
     return frame
 Film.raster = raster
 from nanoframes.cli import main
@@ -95,11 +96,13 @@ def other_build(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return copy
 
 
-def cli(root: Path, *args: str, build: Path | None = None, perturbed: bool = False
+def cli(root: Path, *args: str, build: Path | None = None, perturbed: bool | int = False
         ) -> tuple[int, list[str]]:
+    """``perturbed``: frame 0 drawn with one pixel flipped (an int: by that mask)."""
     env = {k: v for k, v in os.environ.items()
            if k not in ("NANOFRAMES_LIBTHORVG", "NANOFRAMES_PLATFORM")}
     env["NANOFRAMES_RECORD_IN_CI"] = "1"
+    env["NF_FLIP"] = str(255 if perturbed is True else int(perturbed))
     if build is not None:
         env["NANOFRAMES_LIBTHORVG"] = str(build)
     head = ["-c", PERTURBED] if perturbed else ["-m", "nanoframes"]
@@ -135,33 +138,45 @@ def test_a_platform_entry_judges_its_own_toolchain(proj: Path, other_build: Path
     assert cli(proj, "--check", build=other_build) == (0, [
         f"MATCH {KEY}: match (recorded inputs moved: toolchain changed (libthorvg))",
         "1 composition: 1 match"])
-
+    # Same pixels, other bytes: nothing to record beside the primary, and it says so.
     status, out = cli(proj, "--record", "--platform", build=other_build)
-    assert status == 0 and out[0].startswith(f"updated    {KEY} (platform entry {tag}): match")
+    assert status == 0 and out[:2] == [
+        f"unchanged  {KEY}",
+        f"NOTE {KEY}: draws exactly the primary: no platform entry {tag} recorded (the primary "
+        "is this machine's entry)"]
+    assert doc(proj)["version"] == 1 and "platforms" not in doc(proj)["compositions"][KEY]
+
+    # Other pixels on that build (frame 0): recorded as its platform entry.
+    status, out = cli(proj, "--record", "--platform", build=other_build, perturbed=True)
+    assert status == 0 and out[0] == (f"updated    {KEY} (platform entry {tag}): changed, "
+                                      "toolchain changed (libthorvg) (1 of 4 frames differ: 0)")
     data = doc(proj)
     assert data["version"] == 2
     entry = data["compositions"][KEY]
     platform = entry.pop("platforms")[tag]
     assert entry == primary  # the primary never touched
     assert platform["toolchain_parts"]["libthorvg"] != primary["toolchain_parts"]["libthorvg"]
-    assert platform["digest"] == primary["digest"]  # same pixels, other bytes
+    assert platform["digest"] != primary["digest"]
 
-    assert cli(proj, "--check", build=other_build)[1][0] == \
+    assert cli(proj, "--check", build=other_build, perturbed=True)[1][0] == \
         f"MATCH {KEY}: match (platform entry {tag})"
     assert cli(proj, "--check")[1][0] == f"MATCH {KEY}: match"  # the primary's own toolchain
+    # A film that equals the primary is a match on every platform, this one included.
+    assert cli(proj, "--check", build=other_build)[1][0] == \
+        f"MATCH {KEY}: match (recorded inputs moved: toolchain changed (libthorvg))"
 
-    # The same inputs drew other pixels on that toolchain: a regression, not "changed".
-    status, out = cli(proj, "--check", build=other_build, perturbed=True)
+    # The same inputs drew yet other pixels on that toolchain: a regression, not "changed".
+    status, out = cli(proj, "--check", build=other_build, perturbed=15)
     assert status == 1
     assert out[0] == (f"REGRESSION {KEY}: regression against the platform entry {tag}, "
                       "1 of 4 frames differ: 0")
     before = (proj / "tests" / "digests.json").read_bytes()
-    status, out = cli(proj, "--record", "--platform", build=other_build, perturbed=True)
+    status, out = cli(proj, "--record", "--platform", build=other_build, perturbed=15)
     assert status == 1 and out[0].startswith(f"REFUSED {KEY}: regression against the platform")
     assert (proj / "tests" / "digests.json").read_bytes() == before
 
     # A plain --record on that toolchain keeps the primary: the platform entry matches.
-    assert cli(proj, "--record", build=other_build)[1][0] == f"unchanged  {KEY}"
+    assert cli(proj, "--record", build=other_build, perturbed=True)[1][0] == f"unchanged  {KEY}"
     # On a toolchain with no entry of its own it replaces the primary, says so, names --platform.
     third = proj / "third" / other_build.name
     third.parent.mkdir()
@@ -172,7 +187,55 @@ def test_a_platform_entry_judges_its_own_toolchain(proj: Path, other_build: Path
            "the primary entry; `nanoframes digest --record --platform` records this " \
            "machine's reading beside it instead" in out
     assert sorted(doc(proj)["compositions"][KEY]["platforms"]) == [tag]  # still true of it
-    assert cli(proj, "--check", build=other_build)[1][0] == \
+    assert cli(proj, "--check", build=other_build, perturbed=True)[1][0] == \
+        f"MATCH {KEY}: match (platform entry {tag})"
+
+    # That machine draws the primary again: its entry goes on its next platform recording.
+    status, out = cli(proj, "--record", "--platform", build=other_build)
+    assert status == 0
+    assert f"NOTE {KEY}: dropped platform entry {tag} (this machine now draws the primary)" in out
+    assert "platforms" not in doc(proj)["compositions"][KEY]
+
+
+def test_platform_entries_that_draw_the_primary_are_dropped(proj: Path, capsys) -> None:
+    """A ledger recorded before the rule (an entry per film, equal ones included)
+    loses the equal ones on its next recording, primary or platform."""
+    ledger = proj / "tests" / "digests.json"
+    for args in (("--record",), ("--record", "--platform", "other-arm64")):
+        digest(capsys, "--record")
+        entry = read_ledger(ledger).entries[KEY]
+        same = elsewhere(entry, "0")
+        write_ledger(Ledger(ledger, {KEY: replace(entry, platforms={"linux-arm64": same})}))
+        assert digest(capsys, "--check")[1][0] == f"MATCH {KEY}: match"
+        status, out = digest(capsys, *args)
+        assert status == 0
+        assert f"NOTE {KEY}: dropped platform entry linux-arm64 (draws exactly the primary)" \
+            in out, out
+        assert "platforms" not in doc(proj)["compositions"][KEY]
+
+
+def test_a_code_change_keeps_the_platform_entries_matching(proj: Path,
+                                                           other_build: Path) -> None:
+    """An edit of nanoframes moves ``modules`` on every machine: a platform entry whose
+    pixels did not move still matches, before and after the primary is re-recorded."""
+    tag = platform_tag()
+    cli(proj, "--record")
+    cli(proj, "--record", "--platform", build=other_build, perturbed=True)
+    data = doc(proj)
+    entry = data["compositions"][KEY]
+    for recorded in (entry, entry["platforms"][tag]):  # as the previous code recorded them
+        recorded["toolchain_parts"]["modules"] = "0" * 64
+        recorded["identity"]["toolchain"] = recorded["identity"]["toolchain"][::-1]
+    (proj / "tests" / "digests.json").write_text(json.dumps(data))
+    assert cli(proj, "--check", build=other_build, perturbed=True)[1][0] == (
+        f"MATCH {KEY}: match (platform entry {tag}; recorded inputs moved: toolchain changed "
+        "(modules))")
+    status, out = cli(proj, "--record")  # the lead re-records the primary
+    assert status == 0 and list(doc(proj)["compositions"][KEY]["platforms"]) == [tag]
+    assert cli(proj, "--check", build=other_build, perturbed=True)[0] == 0
+    status, out = cli(proj, "--record", "--platform", build=other_build, perturbed=True)
+    assert status == 0 and out[0].startswith(f"updated    {KEY} (platform entry {tag})")
+    assert cli(proj, "--check", build=other_build, perturbed=True)[1][0] == \
         f"MATCH {KEY}: match (platform entry {tag})"
 
 
@@ -308,7 +371,10 @@ def test_an_excuse_for_other_platforms_excuses_nothing_here(proj: Path, capsys,
     digest(capsys, "--record")
     drift(proj, {1: (2, 1)})
     status, out = digest(capsys, "--check")
-    assert status == 1 and out[0].startswith(f"CHANGED {KEY}: changed")
+    assert status == 1 and out[0] == (
+        f"CHANGED {KEY}: changed, toolchain changed (libthorvg) (1 of 4 frames differ: 1); "
+        f"excused on elsewhere-arm64 only (edge rounding differs per build): does not apply on "
+        f"{platform_tag()}")
     monkeypatch.setenv("NANOFRAMES_PLATFORM", "elsewhere-arm64")
     status, out = digest(capsys, "--check")
     assert status == 0 and out[0].startswith(f"EXCUSED {KEY}: changed")
@@ -325,6 +391,55 @@ def test_a_bounded_excuse_whose_composition_matches_again_is_reported(proj: Path
                       "matches: remove the exemption)")
 
 
+def test_an_excuse_is_listed_where_it_does_not_apply(proj: Path, capsys, monkeypatch) -> None:
+    monkeypatch.setenv("NANOFRAMES_PLATFORM", "here-x86_64")
+    configure(proj, f'"{KEY}" = {{ reason = "hinting", platforms = ["macos-arm64"] }}')
+    digest(capsys, "--record")
+    status, out = digest(capsys, "--check")
+    assert status == 0 and out[0] == (f"MATCH {KEY}: match; excused on macos-arm64 only "
+                                      "(hinting): does not apply on here-x86_64")
+
+
+def with_platform_entry(root: Path, tag: str, *, other_inputs: bool = False) -> None:
+    """Give the ledger's entry a platform entry for ``tag`` that draws otherwise."""
+    ledger = read_ledger(root / "tests" / "digests.json")
+    entry = ledger.entries[KEY]
+    other = replace(elsewhere(entry, "0"), digest="f" * 64,
+                    frame_digests=("f" * SHORT,) + entry.frame_digests[1:])
+    if other_inputs:
+        other = replace(other, identity={**other.identity, "source": "e" * 64})
+    write_ledger(Ledger(ledger.path, {KEY: replace(entry, platforms={tag: other})}))
+
+
+@pytest.mark.parametrize("excuse, platform_entry, advice", [
+    ('platforms = ["here-x86_64", "elsewhere-arm64"]', None,
+     "it matches here; keep it for elsewhere-arm64 (no reading of it in the ledger)"),
+    ('platforms = ["here-x86_64", "elsewhere-arm64"]', "elsewhere-arm64",
+     "it matches: remove the exemption"),
+    ('platforms = ["elsewhere-arm64", "here-x86_64"]', "other-arm64",
+     "it matches here; keep it for elsewhere-arm64 (no reading of it in the ledger)"),
+    ("max-delta = 3", None, "it matches: remove the exemption"),
+    ("max-delta = 3", "linux-arm64", "it matches: remove the exemption"),
+    ("max-delta = 3", "linux-arm64-old",
+     "it matches here; keep it for linux-arm64-old (its platform entry was taken under other "
+     "inputs)"),
+])
+def test_remove_the_exemption_only_where_no_platform_needs_it(
+        proj: Path, capsys, monkeypatch, excuse: str, platform_entry: str | None,
+        advice: str) -> None:
+    """An excused film that matches here: the advice weighs the platforms the excuse
+    names (or, without ``platforms``, those the ledger's platform entries show)."""
+    monkeypatch.setenv("NANOFRAMES_PLATFORM", "here-x86_64")
+    configure(proj, f'"{KEY}" = {{ reason = "edges", {excuse} }}')
+    digest(capsys, "--record")
+    if platform_entry:
+        with_platform_entry(proj, platform_entry, other_inputs=platform_entry.endswith("-old"))
+    status, out = digest(capsys, "--check")
+    assert status == 0
+    assert out[0].startswith(f"EXCUSED {KEY}: match") and out[0].endswith(
+        f"(excused: edges; {advice})"), out[0]
+
+
 def test_a_bad_bound_is_a_configuration_error(proj: Path, capsys) -> None:
     configure(proj, f'"{KEY}" = {{ reason = "x", max-delta = 300 }}')
     assert main(["digest", "--check"]) == 2
@@ -339,6 +454,15 @@ def test_the_plugin_records_and_judges_platform_entries(pytester: pytest.Pyteste
     record(pytester)
     monkeypatch.setenv("NANOFRAMES_LIBTHORVG", str(other_build))
     monkeypatch.setenv("NANOFRAMES_PLATFORM", "ci-box")
+    result = record(pytester, "--nf-platform")  # the same pixels: nothing to record
+    result.stdout.fnmatch_lines(["  note: examples/a.nf.svg: draws exactly the primary: no "
+                                 "platform entry ci-box recorded (the primary is this "
+                                 "machine's entry)"])
+    ledger = pytester.path / "tests" / "digests.json"
+    primary = read_ledger(ledger).entries[KEY]
+    # As if the primary's machine drew frame 0 otherwise: this one has its own entry.
+    write_ledger(Ledger(ledger, {KEY: replace(
+        primary, digest="f" * 64, frame_digests=("f" * SHORT,) + primary.frame_digests[1:])}))
     result = record(pytester, "--nf-platform")
     result.stdout.fnmatch_lines(["  updated examples/a.nf.svg (platform entry ci-box)"])
     entry = json.loads((pytester.path / "tests" / "digests.json").read_text())[
@@ -392,6 +516,60 @@ def test_the_workflow_shares_the_store_and_keeps_its_evidence() -> None:
     assert uploads and all("always()" in s.get("if", "") for s in uploads)  # whatever the outcome
     assert "ledger" in uploads[-1]["with"]["name"] and "tests/digests.json" in uploads[-1]["with"][
         "path"]
+
+
+def test_arm64_is_gated_natively_and_under_emulation() -> None:
+    """The workflow's native arm64 job and .ci/run's emulated step run the same gate."""
+    yaml = pytest.importorskip("yaml")
+    flow = yaml.safe_load((ROOT / ".github" / "workflows" / "determinism.yml").read_text())
+    job = flow["jobs"]["arm64"]
+    assert job["runs-on"] == "ubuntu-24.04-arm"
+    runs = "\n".join(s.get("run", "") for s in job["steps"])
+    assert "pip install -e ." in runs and "tools/arm64/gate --native" in runs
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert "bash tools/arm64/gate" in ci.split("pytest -n auto", 1)[1]
+    gate = (ROOT / "tools" / "arm64" / "gate").read_text()
+    assert "digest --all --check --json" in gate and "all_match.py" in gate
+
+
+def test_the_arm64_gate_requires_a_match_of_every_example(tmp_path: Path) -> None:
+    """tools/arm64/all_match.py: an excused or changed example fails the gate."""
+    def gate(*verdicts: tuple[str, str | None]) -> tuple[int, str]:
+        out = tmp_path / "check.json"
+        out.write_text(json.dumps({"verdicts": [
+            {"key": f"examples/{n}.nf.svg", "verdict": kind, "excused": excused,
+             "line": f"{kind.upper()} examples/{n}.nf.svg"}
+            for n, (kind, excused) in enumerate(verdicts)], "ledger_problems": []}))
+        run = subprocess.run([sys.executable, str(ROOT / "tools" / "arm64" / "all_match.py"),
+                              str(out), "0"], capture_output=True, text=True, timeout=60)
+        return run.returncode, run.stdout.splitlines()[-1]
+
+    assert gate(("match", None), ("match", None)) == (
+        0, "arm64 gate: 2 compositions, every one a match")
+    assert gate(("match", None), ("changed", "edges"))[0] == 1
+    assert gate(("regression", None))[1] == (
+        "arm64 gate: FAILED: 1 of 1 compositions do not match (examples/0.nf.svg)")
+    assert gate()[0] == 1  # no verdicts: nothing was shown to match
+
+
+def test_the_arm64_gate_is_skipped_where_arm64_cannot_be_had(tmp_path: Path) -> None:
+    """No qemu, and apt-get cannot install it: one line says why, and CI goes on."""
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "apt-get").write_text("#!/bin/sh\necho 'E: no network' >&2\nexit 100\n")
+    (fake / "apt-get").chmod(0o755)
+    env = {**os.environ, "PATH": f"{fake}{os.pathsep}{os.environ['PATH']}",
+           "NANOFRAMES_ARM64_QEMU": str(tmp_path / "no-qemu"),
+           "NANOFRAMES_ARM64_DIR": str(tmp_path / "arm64")}
+    run = subprocess.run(["bash", str(ROOT / "tools" / "arm64" / "gate")], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert run.stderr == ""
+    assert run.stdout == (f"arm64 gate skipped: apt-get install qemu-user-static failed (see "
+                          f"{tmp_path / 'arm64' / 'qemu-install.log'})\n")
+    status = subprocess.run(["bash", str(ROOT / "tools" / "arm64" / "run"), "nanoframes"],
+                            env=env, capture_output=True, text=True, timeout=120)
+    assert status.returncode == 3 and "cannot be had here" in status.stderr
 
 
 def test_where_no_frames_are_compared_a_bounded_excuse_does_not_excuse(proj: Path,

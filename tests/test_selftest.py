@@ -156,6 +156,20 @@ def test_locale_and_tz_choices_differ_from_the_caller() -> None:
     assert variations.alternate_tz({}) != ""
 
 
+def test_the_locale_variation_says_when_there_is_no_second_locale(monkeypatch) -> None:
+    """Asked of this interpreter's C library (under emulation ``locale -a`` is the
+    host's program, and Debian's arm64 root as unpacked has no locale of its own)."""
+    assert variations.loads("C") and not variations.loads("xx_XX.NOPE-8")
+    monkeypatch.setattr(variations, "loads", lambda name: name == "C.UTF-8")
+    alt = variations.alternate_locale({})
+    assert alt == "C.UTF-8"
+    assert variations.locale_note(alt) == (
+        "LC_ALL=C.UTF-8; no second locale here (none of de_DE.UTF-8, fr_FR.UTF-8, "
+        "tr_TR.UTF-8 loads): only the C locales vary")
+    monkeypatch.setattr(variations, "loads", lambda name: name == "fr_FR.UTF-8")
+    assert variations.locale_note(variations.alternate_locale({})) == "LC_ALL=fr_FR.UTF-8"
+
+
 # Pretends the source was edited while the self-test ran, in the tz worker only.
 MOVED_HOOK = """\
 import dataclasses

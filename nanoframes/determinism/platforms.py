@@ -2,8 +2,10 @@
 
 Every platform's thorvg-python wheel carries its own libthorvg, which may round
 an edge differently. A platform entry records such a machine's reading beside
-the primary one, named ``linux-x86_64``, ``macos-arm64``, ``windows-x86_64``:
-what a person reviewing the ledger can read. ``$NANOFRAMES_PLATFORM`` names the
+the primary one, only where it draws otherwise (a film equal to the primary is
+a match on every platform: policy.py, verdict.judge), named ``linux-x86_64``,
+``linux-arm64``, ``macos-arm64``, ``windows-x86_64``: what a person reviewing
+the ledger can read. ``$NANOFRAMES_PLATFORM`` names the
 running machine otherwise (two builds on one machine, a CI image of its own).
 """
 

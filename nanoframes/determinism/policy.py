@@ -13,9 +13,12 @@ recording means the same whichever front end made it:
   that looked at everything;
 - a platform recording (``--platform``) writes the reading as a platform entry
   beside the primary, never touching the primary, by the same rules judged
-  against that platform's entry; a primary re-recorded drops the platform
-  entries taken under other inputs (or under its own toolchain), and one
-  re-recorded under another toolchain says so and names ``--platform``;
+  against that platform's entry; a film that draws exactly the primary records
+  nothing (the primary is that machine's entry too) and says so;
+- a recording, primary or platform, drops the platform entries that draw
+  exactly their primary; a primary re-recorded drops the platform entries
+  taken under other inputs (or under its own toolchain), and one re-recorded
+  under another toolchain says so and names ``--platform``;
 - recording where ``CI`` is set must be asked for explicitly.
 """
 
@@ -30,7 +33,16 @@ from typing import Any
 
 from ..errors import NanoframesError
 from .ledger import Entry, Ledger, is_test_key
-from .verdict import Kind, Reading, Verdict, judge, outdated_platforms, platform_command
+from .verdict import (
+    Kind,
+    Reading,
+    Verdict,
+    draws_the_primary,
+    judge,
+    outdated_platforms,
+    platform_command,
+    redundant_platforms,
+)
 
 RECORD_IN_CI_ENV = "NANOFRAMES_RECORD_IN_CI"
 
@@ -120,7 +132,18 @@ def _new_primary(key: str, entry: Entry, recorded: Entry | None, notes: list[str
     if dropped:
         notes.append(f"{key}: dropped platform entr{'y' if len(dropped) == 1 else 'ies'} "
                      f"{', '.join(dropped)} (taken under other inputs or this toolchain)")
-    return dataclasses.replace(entry, platforms=kept)
+    return _without_redundant(key, dataclasses.replace(entry, platforms=kept), notes)
+
+
+def _without_redundant(key: str, entry: Entry, notes: list[str]) -> Entry:
+    """``entry`` less its platform entries that draw exactly the primary."""
+    same = redundant_platforms(entry)
+    if not same:
+        return entry
+    notes.append(f"{key}: dropped platform entr{'y' if len(same) == 1 else 'ies'} "
+                 f"{', '.join(same)} (draw{'s' if len(same) == 1 else ''} exactly the primary)")
+    return dataclasses.replace(entry, platforms={
+        tag: p for tag, p in entry.platforms.items() if tag not in same})
 
 
 def _renderer_parts(entry: Entry) -> tuple[str, ...]:
@@ -134,11 +157,11 @@ def _without_outdated(key: str, recorded: Entry, notes: list[str]) -> Entry:
     """The primary kept as it is, less platform entries taken under an older source."""
     outdated = outdated_platforms(recorded)
     if not outdated:
-        return recorded
+        return _without_redundant(key, recorded, notes)
     notes.append(f"{key}: dropped outdated platform entr{'y' if len(outdated) == 1 else 'ies'} "
                  f"{', '.join(outdated)} (taken under an older source)")
-    return dataclasses.replace(recorded, platforms={
-        tag: p for tag, p in recorded.platforms.items() if tag not in outdated})
+    return _without_redundant(key, dataclasses.replace(recorded, platforms={
+        tag: p for tag, p in recorded.platforms.items() if tag not in outdated}), notes)
 
 
 def _plan_platform(ledger: Ledger, fresh: Mapping[str, Entry], tag: str, force: bool,
@@ -164,8 +187,19 @@ def _plan_platform(ledger: Ledger, fresh: Mapping[str, Entry], tag: str, force: 
         if entry.identity["toolchain"] == recorded.identity["toolchain"]:
             notes.append(f"{key}: this is the primary entry's toolchain: no platform entry "
                          f"{tag} recorded (the primary is this machine's entry)")
-            updates[key] = recorded
+            updates[key] = _without_redundant(key, recorded, notes)
             continue
+        if draws_the_primary(entry, recorded.primary):
+            notes.append(f"{key}: draws exactly the primary: no platform entry {tag} recorded "
+                         f"(the primary is this machine's entry)")
+            if tag in recorded.platforms:  # what this machine drew before: no longer true
+                notes.append(f"{key}: dropped platform entry {tag} (this machine now draws "
+                             f"the primary)")
+                recorded = dataclasses.replace(recorded, platforms={
+                    t: p for t, p in recorded.platforms.items() if t != tag})
+            updates[key] = _without_redundant(key, recorded, notes)
+            continue
+        recorded = _without_redundant(key, recorded, notes)
         current = recorded.platforms.get(tag)
         verdict = judge(reading_of(key, entry), current)
         verdict = dataclasses.replace(verdict, platform=tag if current is not None else None)

@@ -21,6 +21,7 @@ from ..frames.store import Store
 from ..model.composition import Composition
 from ..model.numbers import evenly_spaced
 from ..text.fonts import face_digest
+from .excuses import speak
 from .identity import (
     Identity,
     fonts_digest,
@@ -270,7 +271,8 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
         return error(key, str(exc)), None
     reason = excuse_for(key, excused, reading.composition_id)
     # An excuse with bounds is judged by the caller, with the pixels (evidence/pixels.py).
-    return judge(reading, ledger.entries.get(key), excused=reason), reading
+    verdict = judge(reading, ledger.entries.get(key), excused=reason)
+    return speak(verdict, config, ledger, reading.composition_id), reading
 
 
 def check_composition(comp: Composition, key: str, *, config: Config | None = None,
@@ -294,7 +296,8 @@ def check_composition(comp: Composition, key: str, *, config: Config | None = No
     except NanoframesError as exc:
         return error(key, str(exc)), None
     reason = excuse_for(key, excused, reading.composition_id)
-    verdict = judge(reading, ledger.entries.get(key), excused=reason)
+    verdict = speak(judge(reading, ledger.entries.get(key), excused=reason), config, ledger,
+                    reading.composition_id)
     if measure:
         return verdict, reading
     # No frames are compared here: an excuse with bounds cannot be shown to hold,

@@ -16,6 +16,7 @@ from ..config import Config, relative_key
 from ..errors import NanoframesError
 from ..model.composition import Composition, parse
 from ..model.svg import COMPOSITION_SUFFIX
+from .excuses import speak
 from .ledger import Ledger, RecordSummary, read_ledger
 from .policy import mixed_toolchains, stale_keys
 from .verdict import (
@@ -172,7 +173,8 @@ def _read(paths: list[Path], config: Config, ledger: Ledger, samples: int | None
         if isinstance(got, Reading):
             found[got.key] = got
             reason = excuse_for(got.key, excused, got.composition_id)
-            got = judge(got, ledger.entries.get(got.key), excused=reason)
+            got = speak(judge(got, ledger.entries.get(got.key), excused=reason), config, ledger,
+                        found[got.key].composition_id)
         verdicts.append(got)
         if progress:
             progress(got)

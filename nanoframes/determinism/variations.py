@@ -4,7 +4,6 @@ processes. The table of variations is in that module's docstring."""
 
 from __future__ import annotations
 
-import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,32 +34,43 @@ def _norm_locale(name: str) -> str:
     return name.lower().replace("-", "")
 
 
-def available_locales() -> set[str]:
-    """Normalised names from ``locale -a`` (empty where there is no such command)."""
-    import subprocess  # here: the command line imports this module for the names only
+def loads(name: str) -> bool:
+    """Whether this interpreter's C library can set locale ``name`` (asked here, not
+    of ``locale -a``: under emulation that command is the host's own program)."""
+    import locale
 
-    exe = shutil.which("locale")
-    if not exe:
-        return set()
     try:
-        out = subprocess.run([exe, "-a"], capture_output=True, text=True, timeout=10).stdout
-    except (OSError, subprocess.SubprocessError):
-        return set()
-    return {_norm_locale(line.strip()) for line in out.splitlines() if line.strip()}
+        before = locale.setlocale(locale.LC_ALL)
+    except locale.Error:
+        return False
+    try:
+        locale.setlocale(locale.LC_ALL, name)
+        return True
+    except locale.Error:
+        return False
+    finally:
+        locale.setlocale(locale.LC_ALL, before)
 
 
 def alternate_locale(env: Mapping[str, str]) -> str:
     """An installed locale that differs from the one ``env`` runs under; one with a
     decimal comma when the host has it."""
     current = _norm_locale(env.get("LC_ALL") or env.get("LC_NUMERIC") or env.get("LANG") or "C")
-    installed = available_locales()
     for name in _LOCALE_CANDIDATES:
         norm = _norm_locale(name)
         if norm == current:
             continue
-        if name == "POSIX" or norm in installed:
+        if name == "POSIX" or loads(name):
             return name
     return "C" if current != "c" else "POSIX"
+
+
+def locale_note(alt: str) -> str:
+    """What the locale variation runs under, and whether that varies much."""
+    if alt in _LOCALE_CANDIDATES[:3]:
+        return f"LC_ALL={alt}"
+    return (f"LC_ALL={alt}; no second locale here (none of {', '.join(_LOCALE_CANDIDATES[:3])} "
+            f"loads): only the C locales vary")
 
 
 def alternate_tz(env: Mapping[str, str]) -> str:
@@ -137,7 +147,7 @@ def jobs_for(targets: Sequence[Target], per_frame: int, base_env: Mapping[str, s
         elif name == "locale":
             alt = alternate_locale(base_env)
             jobs.append(Job(name, forward, {**env, "LC_ALL": alt, "LANG": alt}))
-            notes[name] = f"LC_ALL={alt}"
+            notes[name] = locale_note(alt)
         elif name == "tz":
             tz = alternate_tz(base_env)
             jobs.append(Job(name, forward, {**env, "TZ": tz}))

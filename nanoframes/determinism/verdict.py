@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # NumPy: loaded where frames are compared, not to judge diges
 
 T = TypeVar("T")
 EXCUSED_ENV = "EXCUSED_COMPOSITIONS"
+REMOVE_EXEMPTION = "it matches: remove the exemption"
 MAX_LISTED_FRAMES = 10
 
 
@@ -59,6 +60,14 @@ class Verdict:
     bounds: Mapping[str, object] | None = field(default=None, compare=False)
     # pixel evidence for the differing frames, attached after judging (evidence/pixels.py)
     evidence: FilmEvidence | None = field(default=None, compare=False)
+    # what a match says of its excuse, on this platform (excuses.py); None: remove it
+    excuse_advice: str | None = field(default=None, compare=False)
+
+    @property
+    def exemption_outlived(self) -> bool:
+        """An excused match whose excuse nothing known needs any more (excuses.py)."""
+        return (self.excused is not None and self.kind is Kind.MATCH
+                and self.excuse_advice in (None, REMOVE_EXEMPTION))
 
     @property
     def ok(self) -> bool:
@@ -120,7 +129,7 @@ class Verdict:
         if self.excused is None:
             return f"{self.kind.value.upper()} {self.key}: {self.summary(record_hint)}"
         # Reported on every run, a match loudest, so an exemption cannot outlive its cause.
-        tail = "; it matches: remove the exemption" if self.kind is Kind.MATCH else ""
+        tail = f"; {self.excuse_advice or REMOVE_EXEMPTION}" if self.kind is Kind.MATCH else ""
         within = f"; {self.bounds['text']}" if self.bounds and self.bounds.get("text") else ""
         return (f"EXCUSED {self.key}: {self.summary(record_hint)} "
                 f"(excused: {self.excused}{within}{tail})")
@@ -174,6 +183,20 @@ def _reasons(reading: Reading, entry: Entry) -> tuple[str, ...]:
     return tuple(reasons)
 
 
+def draws_the_primary(platform: Entry, primary: Entry) -> bool:
+    """A platform entry (or a fresh reading as one) that says nothing the primary does
+    not: the same inputs, the same frames drawn alike."""
+    return (platform.inputs() == primary.inputs() and platform.frames == primary.frames
+            and platform.indices == primary.indices and platform.digest == primary.digest
+            and platform.frame_digests == primary.frame_digests)
+
+
+def redundant_platforms(entry: Entry) -> tuple[str, ...]:
+    """Platform entries that draw exactly their primary: nothing to keep them for."""
+    return tuple(sorted(tag for tag, p in entry.platforms.items()
+                        if draws_the_primary(p, entry)))
+
+
 def outdated_platforms(entry: Entry) -> tuple[str, ...]:
     """Platform entries taken under other inputs (source, media, fonts) than the primary."""
     return tuple(sorted(tag for tag, p in entry.platforms.items() if p.inputs() != entry.inputs()))
@@ -182,16 +205,21 @@ def outdated_platforms(entry: Entry) -> tuple[str, ...]:
 def judge(reading: Reading, entry: Entry | None, excused: str | None = None) -> Verdict:
     """The verdict for ``reading`` against its ledger ``entry`` (None: not recorded).
 
-    With platform entries: where the running toolchain is a platform entry's (and
-    the inputs are the same), the reading is judged against that entry, so a
-    regression on that platform is a regression; otherwise against the primary,
-    and a film equal to a platform entry of the same inputs is a match.
+    With platform entries: a film that equals the primary is a match on every
+    platform (a platform entry records only where a machine draws otherwise).
+    Else, where the running toolchain is a platform entry's (and the inputs are
+    the same), the reading is judged against that entry, so a regression on that
+    platform is a regression; otherwise against the primary, and a film equal to
+    a platform entry of the same inputs is a match.
     """
     if entry is None:
         return Verdict(reading.key, Kind.ABSENT, excused=excused, digest=reading.digest)
     if not entry.platforms:
         return _judge_one(reading, entry, excused)
     outdated = outdated_platforms(entry)
+    verdict = _judge_one(reading, entry.primary, excused)
+    if verdict.kind is Kind.MATCH:
+        return dataclasses.replace(verdict, outdated=outdated)
     inputs = (reading.identity.get("source"), reading.identity.get("media"),
               reading.identity.get("fonts"))
     same_inputs = sorted((tag, p) for tag, p in entry.platforms.items() if p.inputs() == inputs)
@@ -201,12 +229,10 @@ def judge(reading: Reading, entry: Entry | None, excused: str | None = None) -> 
             if platform.identity.get("toolchain") == toolchain:
                 return dataclasses.replace(_judge_one(reading, platform, excused),
                                            platform=tag, outdated=outdated)
-    verdict = _judge_one(reading, entry.primary, excused)
-    if verdict.kind is not Kind.MATCH:
-        for tag, platform in same_inputs:
-            against = _judge_one(reading, platform, excused)
-            if against.kind is Kind.MATCH:
-                return dataclasses.replace(against, platform=tag, outdated=outdated)
+    for tag, platform in same_inputs:
+        against = _judge_one(reading, platform, excused)
+        if against.kind is Kind.MATCH:
+            return dataclasses.replace(against, platform=tag, outdated=outdated)
     return dataclasses.replace(verdict, outdated=outdated)
 
 
