@@ -148,6 +148,7 @@ def test_a_platform_entry_judges_its_own_toolchain(proj: Path, other_build: Path
 
     # Other pixels on that build (frame 0): recorded as its platform entry.
     status, out = cli(proj, "--record", "--platform", build=other_build, perturbed=True)
+    out = [line for line in out if line.startswith("updated")]  # after "accepting ..."
     assert status == 0 and out[0] == (f"updated    {KEY} (platform entry {tag}): changed, "
                                       "toolchain changed (libthorvg) (1 of 4 frames differ: 0)")
     data = doc(proj)
