@@ -138,7 +138,7 @@ def _runtime_dependency_files() -> set[Path]:
 
     Requirements under an extra (``dev``) or a marker false here are left out.
     """
-    todo, seen, files = list(metadata.requires("nanoframes") or ()), set(), set()
+    todo, seen, files = list(metadata.requires("pytest-nanoframes") or ()), set(), set()
     while todo:
         req = Requirement(todo.pop())
         if req.marker is not None and not req.marker.evaluate({"extra": ""}):
@@ -160,7 +160,7 @@ def _runtime_dependency_files() -> set[Path]:
 def test_the_wheel_carries_the_faces_and_every_module(built: Built) -> None:
     with zipfile.ZipFile(built.wheel) as whl:
         names = set(whl.namelist())
-        metadata = whl.read(f"nanoframes-{VERSION}.dist-info/METADATA").decode()
+        metadata = whl.read(f"pytest_nanoframes-{VERSION}.dist-info/METADATA").decode()
     faces = {p.name for p in (REPO / "fonts").iterdir() if p.suffix == ".ttf"}
     assert faces and {f"nanoframes/fonts/{f}" for f in faces} <= names
     assert {"nanoframes/fonts/OFL.txt", "nanoframes/fonts/README.md"} <= names
@@ -172,6 +172,9 @@ def test_the_wheel_carries_the_faces_and_every_module(built: Built) -> None:
     assert modules <= names
     plugin = {f"pytest_nanoframes/{p.name}" for p in (REPO / "pytest_nanoframes").glob("*.py")}
     assert plugin <= names
+    # Our own distribution name: `nanoframes` on the package index is another project.
+    assert "\nName: pytest-nanoframes\n" in metadata
+    assert built.wheel.name == f"pytest_nanoframes-{VERSION}-py3-none-any.whl"
     assert f"\nVersion: {VERSION}\n" in metadata
     assert "\nClassifier: Framework :: Pytest\n" in metadata
     assert "\nLicense-Expression: MIT\n" in metadata
