@@ -36,6 +36,30 @@ def header(state: State) -> str:
             f"({state.options.mode}{extra})")
 
 
+def unchecked_header(config: pytest.Config) -> str | None:
+    """Where ``[tool.nanoframes]`` configures compositions but the run checks none:
+    one line saying so and how to enable it (a project must never believe that
+    plain ``pytest`` checked its films). None in any other project; never fails."""
+    if config.getoption("nf_selftest", False):
+        return None
+    from nanoframes.config import declares_nanoframes, glob_compositions, load_config, marked_root
+    from nanoframes.errors import NanoframesError
+
+    root = marked_root(config.invocation_params.dir)
+    if root is None or not declares_nanoframes(root):
+        return None
+    try:
+        found = glob_compositions(load_config(root))
+    except NanoframesError:
+        return None  # --nf-check reports a bad configuration
+    if not found:
+        return None
+    n = len(found)
+    return (f"nanoframes: {n} composition{'s' if n != 1 else ''} configured "
+            f"([tool.nanoframes] compositions) but not checked: set nf_check = true in "
+            f"[tool.pytest.ini_options] or pass --nf-check")
+
+
 def teststatus(report: pytest.TestReport, payload: dict[str, Any]) -> tuple | None:
     """The ``excused`` category: counted as "N excused" in the summary line."""
     if report.when == "call" and payload.get("outcome") == "excused":

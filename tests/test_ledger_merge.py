@@ -64,7 +64,7 @@ def repo(pytester: pytest.Pytester) -> Path:
     root = pytester.path
     ledger = make_project(pytester, names=("a", "b"))
     (root / ".gitattributes").write_text("tests/digests.json merge=nanoframes\n")
-    (root / ".gitignore").write_text("tests/digests.json.lock\n")
+    (root / ".gitignore").write_text(".nanoframes/\n")
     assert nf(root, "digest", "--record").returncode == 0
     git(root, "init", "-q")
     git(root, "add", "-A")
