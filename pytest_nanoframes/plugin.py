@@ -33,6 +33,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--nf-strict", action="store_true", dest="nf_strict",
                     help="a changed composition fails instead of xfailing, and so does an "
                          "excused one that matches (ini: nf_strict = true)")
+    # An option string with "=" in it: `--nf-strict PATH` keeps meaning what it did.
+    group.addoption("--nf-strict=edits", action="store_true", dest="nf_strict_edits",
+                    help="a composition whose source, media or fonts moved without being "
+                         "re-recorded fails; a toolchain-only move stays an xfail (for CI; "
+                         "ini: nf_strict = edits)")
     group.addoption("--nf-force", action="store_true", dest="nf_force",
                     help="with --nf-record: record regressions too")
     group.addoption("--nf-platform", nargs="?", const="", default=None, dest="nf_platform",
@@ -53,8 +58,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     evidence.addoption(group)  # --nf-store, --nf-artifacts, --nf-html
     parser.addini("nf_check", "check *.nf.svg compositions on every run", type="bool",
                   default=False)
-    parser.addini("nf_strict", "changed compositions fail instead of xfailing", type="bool",
-                  default=False)
+    parser.addini("nf_strict", "changed compositions fail instead of xfailing: true (all), "
+                  "edits (unrecorded edits only) or false", type="string", default="")
     parser.addini("nf_samples", "frames digested per composition (default: all)",
                   type="string", default="")
     parser.addini("nf_ledger", "the ledger file, relative to rootdir", type="string",

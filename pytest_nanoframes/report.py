@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_nanoframes.session import State
+from pytest_nanoframes.session import RECORD_HINT, State
 
 JSON_REPORT_VERSION = 1
 
@@ -29,8 +29,8 @@ def header(state: State) -> str:
     extra = ""
     if state.options.samples:
         extra += f", {state.options.samples} samples"
-    if state.options.strict:
-        extra += ", strict"
+    if state.options.strictness:
+        extra += ", strict" if state.options.strict else ", strict: edits"
     return (f"nanoframes {__version__}: thorvg-python {thorvg_python_version()}, "
             f"libthorvg {libthorvg}; ledger {ledger} "
             f"({state.options.mode}{extra})")
@@ -100,9 +100,29 @@ def summary_lines(state: State) -> list[tuple[str, dict[str, bool]]]:
         for result in results:
             if result["key"] in refused or result.get("entry") is None:
                 lines.append((f"  not recorded: {result['line']}", {}))
+    if not recording:
+        lines += [(text, {}) for text in closing_lines(state)]
     for error in state.session_errors:
         lines.append((f"nanoframes: {error}", {"red": True, "bold": True}))
     return lines
+
+
+def closing_lines(state: State) -> list[str]:
+    """Counts per verdict and the one command that accepts the changes, whenever
+    anything was not a plain match (``accept.closing_lines``)."""
+    if not state.results and not state.ledger_problems:
+        return []
+    import shlex
+
+    from nanoframes.determinism.accept import closing_lines as lines_for
+    from nanoframes.determinism.policy import verdict_from_json
+
+    hint = RECORD_HINT
+    if state.options.ledger_from_cli:  # the accepting run must record into the same ledger
+        hint += f" --nf-ledger {shlex.quote(str(state.options.ledger))}"
+    verdicts = [verdict_from_json({**r, "evidence": None}) for r in
+                sorted(state.results.values(), key=lambda r: r["key"])]
+    return lines_for(verdicts, hint, state.ledger_problems)
 
 
 def terminal_summary(state: State, terminalreporter: Any) -> None:
