@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_nanoframes import cpus, evidence, hookspecs, selftest, tests_ledger, xdist
+from pytest_nanoframes import cpus, evidence, hookspecs, selftest, summary, tests_ledger, xdist
 from pytest_nanoframes.fixture import CHECKS, nf  # noqa: F401 - the nf fixture
 from pytest_nanoframes.session import State, get_state, install
 
@@ -56,6 +56,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write every verdict as JSON to PATH (ini: nf_report)")
     selftest.addoption(group)  # --nf-selftest
     evidence.addoption(group)  # --nf-store, --nf-artifacts, --nf-html
+    summary.addoption(group)  # --nf-summary
     parser.addini("nf_check", "check *.nf.svg compositions on every run", type="bool",
                   default=False)
     parser.addini("nf_strict", "changed compositions fail instead of xfailing: true (all), "
@@ -228,6 +229,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
     if state.options.recording:
         state.record()
     evidence.finish(state)  # --nf-artifacts manifest, --nf-html page
+    summary.finish(state)  # --nf-summary: the Markdown job summary
     if state.options.report is not None:
         from nanoframes.errors import NanoframesError
         from pytest_nanoframes.report import write_json_report

@@ -84,7 +84,7 @@ def new_repo(root: Path, films: dict[str, str] | None = None, pyproject: str = P
     """A git repository with a pyproject.toml and compositions, all committed."""
     root.mkdir(parents=True, exist_ok=True)
     (root / "pyproject.toml").write_text(pyproject)
-    for name, fill in (films or {"a": "#cc0000", "b": "#0000cc"}).items():
+    for name, fill in ({"a": "#cc0000", "b": "#0000cc"} if films is None else films).items():
         write_film(root, name, fill)
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
