@@ -144,7 +144,7 @@ def test_merge_command_on_git_stages(repo: Path) -> None:
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
         "CONFLICT examples/a.nf.svg: changed differently on both sides; kept ours "
-        "(re-record it: nanoframes digest --record examples/a.nf.svg)",
+        "(re-record it: `nanoframes digest --record examples/a.nf.svg`)",
         "merged stages/ours: 4 entries, 1 from theirs, 1 conflict",
     ]
     merged = read_ledger(stages / "ours").entries
