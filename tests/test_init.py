@@ -127,3 +127,17 @@ def test_init_in_a_repository_without_a_pyproject_creates_one(tmp_path: Path) ->
     assert config.compositions == ("films/**/*.nf.svg",)
     assert "project_install" not in (root / workflow.PATH).read_text()
     assert "pip install -e ." not in (root / workflow.PATH).read_text()
+
+
+def test_init_leaves_pytest_settings_where_pytest_reads_them(tmp_path: Path) -> None:
+    """A project configuring pytest in tox.ini: a new [tool.pytest.ini_options] in
+    pyproject.toml would take over from it, so init says what to add there instead."""
+    root = new_repo(tmp_path / "proj", pyproject='[project]\nname = "films"\nversion = "1"\n')
+    (root / "tox.ini").write_text("[pytest]\ntestpaths = tests\n")
+    done = nf(root, "init")
+    assert done.returncode == 0, done.stderr
+    assert "add to tox.ini: nf_check = true, nf_strict = edits (pytest reads its settings " \
+           "there)" in done.stdout.splitlines()
+    text = (root / "pyproject.toml").read_text()
+    assert "[tool.nanoframes]" in text and "ini_options" not in text
+    assert (root / "tox.ini").read_text() == "[pytest]\ntestpaths = tests\n"

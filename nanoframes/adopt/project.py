@@ -121,6 +121,16 @@ def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
     ledger = str(nf.get("ledger", DEFAULT_LEDGER))
     globs = [str(g) for g in (nf.get("compositions") or DEFAULT_COMPOSITIONS)]
     pytest_table = tool.get("pytest")
+    elsewhere = _pytest_config_elsewhere(root, pytest_table)
+    if elsewhere is not None:
+        # pytest reads that file, not pyproject.toml: a new [tool.pytest.ini_options]
+        # would take over from it. Say what to add there instead.
+        setup.commands.append(f"add to {elsewhere}: nf_check = true, nf_strict = edits "
+                              "(pytest reads its settings there)")
+        if written:
+            write_bytes_atomic(path, tomlkit.dumps(doc).encode("utf-8"), code="init-write")
+            setup.wrote += [f"pyproject.toml: {line}" for line in written]
+        return ledger
     if pytest_table is None:
         pytest_table = tomlkit.table(is_super_table=True)
         tool.add("pytest", pytest_table)
@@ -152,6 +162,24 @@ def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
         setup.kept.append("pyproject.toml: [tool.pytest.ini_options] nf_check, nf_strict "
                           "(already there)")
     return ledger
+
+
+def _pytest_config_elsewhere(root: Path, pytest_table: object) -> str | None:
+    """The file pytest takes its settings from, when that is not pyproject.toml
+    (pytest.ini first; tox.ini and setup.cfg only where pyproject.toml has none)."""
+    for name in ("pytest.ini", ".pytest.ini"):
+        if (root / name).is_file():
+            return name
+    if pytest_table is not None and "ini_options" in pytest_table:
+        return None
+    for name, section in (("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]")):
+        try:
+            lines = (root / name).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if section in (line.strip() for line in lines):
+            return name
+    return None
 
 
 def _commented(value: object, comment: str):

@@ -38,9 +38,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"kept   {line}")
     if not setup.wrote:
         print("nothing to do: the project is set up")
+    for note in setup.commands[:-1]:
+        print(note)
     print("enable the ledger's merge driver (once per clone):")
-    for command in setup.commands:
-        print(f"  {command}")
+    print(f"  {setup.commands[-1]}")
     if setup.wrote:
         print("then record the ledger and commit it with these files: pytest --nf-record")
     return 0
