@@ -206,7 +206,7 @@ def test_twine_accepts_both_artifacts(built: Built, tmp_path: Path) -> None:
 def test_one_version_everywhere(wheel_env: WheelEnv, tmp_path: Path) -> None:
     cli = wheel_env.run([wheel_env.nanoframes, "--version"], tmp_path).stdout.strip()
     meta = wheel_env.run([wheel_env.python, "-c", "import importlib.metadata as m, nanoframes;"
-                          "print(m.version('nanoframes'), nanoframes.__version__)"],
+                          "print(m.version('pytest-nanoframes'), nanoframes.__version__)"],
                          tmp_path).stdout.split()
     assert cli == f"nanoframes {VERSION}"
     assert meta == [VERSION, VERSION]
