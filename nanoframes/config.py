@@ -24,6 +24,9 @@ from .errors import NanoframesError
 
 DEFAULT_COMPOSITIONS = ("examples/**/*.nf.svg",)
 DEFAULT_LEDGER = "tests/digests.json"
+# Everything nanoframes writes into a project that must not be committed (the
+# ledger's lock, the reference frame store) lives under this directory.
+STATE_DIR = ".nanoframes"
 
 
 def find_project_root(start: str | Path | None = None) -> Path:
@@ -84,6 +87,29 @@ def project_root(paths: Iterable[str | Path] = (), cwd: str | Path | None = None
         raise NanoframesError("no-project", "not inside a project (no pyproject.toml or "
                               ".git here or above): there is no ledger to use", base)
     return root
+
+
+def state_dir(root: str | Path, create: bool = False, code: str = "ledger-write") -> Path:
+    """``<root>/.nanoframes``: where nanoframes keeps its own files in a project.
+
+    With ``create`` it is made, with a ``.gitignore`` of ``*`` inside, so nothing
+    under it lands in a commit even where the project's own ``.gitignore`` does
+    not name it (``nanoframes init`` adds it there too). A failure is one
+    ``code`` line naming the directory.
+    """
+    path = Path(root) / STATE_DIR
+    if create:
+        from .files import write_bytes_atomic
+
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise NanoframesError(code, f"cannot write: {exc.strerror}", path) from None
+        ignore = path / ".gitignore"
+        if not ignore.exists():
+            write_bytes_atomic(ignore, b"# nanoframes' own files: never committed\n*\n",
+                               code=code)
+    return path
 
 
 @dataclass(frozen=True)
@@ -211,6 +237,31 @@ def load_config(root: Path | None = None) -> Config:
         excused=excused_raw,
         excuse_bounds=bounds,
     )
+
+
+def glob_compositions(config: Config) -> list[Path]:
+    """The files ``[tool.nanoframes] compositions`` matches, sorted; a pattern that
+    cannot be a glob (an absolute path) is a ``config-invalid`` error."""
+    found: set[Path] = set()
+    for pattern in config.compositions:
+        try:
+            matches = list(config.root.glob(pattern))
+        except (ValueError, NotImplementedError) as exc:
+            raise NanoframesError("config-invalid", f"[tool.nanoframes] compositions: "
+                                  f"{pattern!r}: {exc}", config.root / "pyproject.toml"
+                                  ) from None
+        found.update(child for child in matches if child.is_file())
+    return sorted(found)
+
+
+def declares_nanoframes(root: Path) -> bool:
+    """Whether ``root``/pyproject.toml has a ``[tool.nanoframes]`` table (False when it
+    cannot be read: whoever loads the configuration reports that)."""
+    try:
+        with (Path(root) / "pyproject.toml").open("rb") as fh:
+            return "nanoframes" in tomllib.load(fh).get("tool", {})
+    except (OSError, tomllib.TOMLDecodeError, AttributeError):
+        return False
 
 
 def relative_key(path: str | Path, root: Path) -> str:

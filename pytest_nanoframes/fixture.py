@@ -127,7 +127,7 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
             store=evidence.record_store(state), measure=True)
     # pixel evidence, artifacts, the page's record: as for a collected file
     verdict, record = evidence.for_item(item, state, verdict, reading, comp=comp)
-    outcome = decide(verdict, recording=options.recording, strict=options.strict,
+    outcome = decide(verdict, recording=options.recording, strict=options.strictness,
                      force=options.force)
     record = evidence.finished_record(record, item, outcome.status)
     payload = verdict_json(verdict)
@@ -157,13 +157,17 @@ def failure_text(item: pytest.Item, comp: Composition | None, verdict: Verdict,
     if decided.startswith("refusing to record"):
         lines.append(decided.splitlines()[0])
     lines.append(verdict.line(RECORD_HINT))
+    lines += [line for line in decided.splitlines() if line.startswith("  fails under ")]
     if kind is Kind.REGRESSION:
         lines.append("  every recorded input is identical (source, media, fonts, toolchain): "
                      "the same inputs drew different pixels")
     if verdict.differing_frames:
         lines.append(f"  inspect: {inspect_hint(item, comp, verdict.differing_frames[0])}")
-    force = " --nf-force" if kind is Kind.REGRESSION else ""
-    lines.append(f'  if intended: pytest "{item.nodeid}" {RECORD_HINT}{force}')
+    from nanoframes.determinism.accept import accept_command
+
+    # This test alone, unless the toolchain moved (then the whole project, in one pass).
+    command = accept_command(verdict, RECORD_HINT, f'"{item.nodeid}"', quote=False)
+    lines.append(f"  if intended: {command}")
     return evidence.with_evidence("\n".join(lines), record, _state(item))
 
 

@@ -42,10 +42,14 @@ def item_name(path: Path) -> str:
     return composition_stem(path.name)
 
 
-def decide(verdict: Verdict, *, recording: bool, strict: bool, force: bool) -> Outcome:
-    """The test outcome of a verdict (README, "Verdicts", pytest column)."""
+def decide(verdict: Verdict, *, recording: bool, strict: bool | str | None,
+           force: bool) -> Outcome:
+    """The test outcome of a verdict (README, "Verdicts", pytest column); ``strict``:
+    ``all`` (or True), ``edits`` or None (``accept.strict_fails`` says what fails)."""
+    from nanoframes.determinism.accept import strict_fails
     from nanoframes.determinism.verdict import Kind
 
+    strict = "all" if strict is True else strict or None
     kind = verdict.kind
     line = verdict.line(RECORD_HINT)
     if recording:
@@ -61,18 +65,29 @@ def decide(verdict: Verdict, *, recording: bool, strict: bool, force: bool) -> O
         # Never silent; a match is the loudest excused line, and fails under --nf-strict
         # like a strict xfail that passes, so an exemption cannot outlive its cause
         # (unless another platform still needs it: determinism/excuses.py).
-        if strict and verdict.exemption_outlived:
+        if strict == "all" and verdict.exemption_outlived:
             return Outcome("failed", line)
         return Outcome("excused", line)
     if kind is Kind.MATCH:
         return Outcome("passed", line)
     if kind is Kind.CHANGED:
-        if strict:
-            return Outcome("failed", line)
+        if strict_fails(verdict, strict):
+            return Outcome("failed", strict_text(verdict, strict))
         return Outcome("xfailed", verdict.summary(RECORD_HINT))
     if kind is Kind.REGRESSION:
         return Outcome("failed", regression_text(verdict))
     return Outcome("failed", line)  # absent, error (stale belongs to the ledger item)
+
+
+def strict_text(verdict: Verdict, strict: str) -> str:
+    """A changed verdict that fails under ``strict``: why, and the command that accepts
+    it (the whole project when the toolchain moved: accept.accept_command)."""
+    from nanoframes.determinism.accept import accept_command
+
+    why = ("--nf-strict=edits: an edit that was not re-recorded" if strict == "edits"
+           else "--nf-strict: a change that was not re-recorded")
+    return (f"{verdict.line(RECORD_HINT)}\n  fails under {why}\n"
+            f"  if intended: {accept_command(verdict, RECORD_HINT)}")
 
 
 def regression_text(verdict: Verdict) -> str:
@@ -86,7 +101,9 @@ def regression_text(verdict: Verdict) -> str:
         first = verdict.differing_frames[0]
         lines.append(f"  inspect: nanoframes render {key} --frame {first} "
                      f"-o {item_name(Path(key))}-{first}.png")
-    lines.append(f"  if intended: pytest {key} --nf-record --nf-force")
+    from nanoframes.determinism.accept import accept_command
+
+    lines.append(f"  if intended: {accept_command(verdict, RECORD_HINT)}")
     return "\n".join(lines)
 
 
@@ -142,7 +159,7 @@ class CompositionItem(_Item):
             excused=state.excused(), store=evidence.record_store(state),
         )
         verdict, record = evidence.for_item(self, state, verdict, reading)  # pixel evidence
-        outcome = decide(verdict, recording=options.recording, strict=options.strict,
+        outcome = decide(verdict, recording=options.recording, strict=options.strictness,
                          force=options.force)
         record = evidence.finished_record(record, self, outcome.status)
         payload = verdict_json(verdict)

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from pytest_nanoframes import cpus, evidence, hookspecs, selftest, tests_ledger, xdist
+from pytest_nanoframes import cpus, evidence, hookspecs, selftest, summary, tests_ledger, xdist
 from pytest_nanoframes.fixture import CHECKS, nf  # noqa: F401 - the nf fixture
 from pytest_nanoframes.session import State, get_state, install
 
@@ -33,6 +33,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--nf-strict", action="store_true", dest="nf_strict",
                     help="a changed composition fails instead of xfailing, and so does an "
                          "excused one that matches (ini: nf_strict = true)")
+    # An option string with "=" in it: `--nf-strict PATH` keeps meaning what it did.
+    group.addoption("--nf-strict=edits", action="store_true", dest="nf_strict_edits",
+                    help="a composition whose source, media or fonts moved without being "
+                         "re-recorded fails; a toolchain-only move stays an xfail (for CI; "
+                         "ini: nf_strict = edits)")
     group.addoption("--nf-force", action="store_true", dest="nf_force",
                     help="with --nf-record: record regressions too")
     group.addoption("--nf-platform", nargs="?", const="", default=None, dest="nf_platform",
@@ -51,10 +56,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="write every verdict as JSON to PATH (ini: nf_report)")
     selftest.addoption(group)  # --nf-selftest
     evidence.addoption(group)  # --nf-store, --nf-artifacts, --nf-html
+    summary.addoption(group)  # --nf-summary
     parser.addini("nf_check", "check *.nf.svg compositions on every run", type="bool",
                   default=False)
-    parser.addini("nf_strict", "changed compositions fail instead of xfailing", type="bool",
-                  default=False)
+    parser.addini("nf_strict", "changed compositions fail instead of xfailing: true (all), "
+                  "edits (unrecorded edits only) or false", type="string", default="")
     parser.addini("nf_samples", "frames digested per composition (default: all)",
                   type="string", default="")
     parser.addini("nf_ledger", "the ledger file, relative to rootdir", type="string",
@@ -92,7 +98,9 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
 def pytest_report_header(config: pytest.Config) -> str | None:
     state = get_state(config)
     if state is None or not state.options.active:
-        return None
+        from pytest_nanoframes.report import unchecked_header
+
+        return unchecked_header(config)  # compositions configured, nothing checks them
     from pytest_nanoframes.report import header
 
     return header(state)
@@ -246,6 +254,7 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
     if state.options.recording:
         state.record(before_commit=lambda fresh: evidence.say_what_is_accepted(state, fresh))
     evidence.finish(state, session, exitstatus)  # --nf-artifacts manifest, --nf-html page
+    summary.finish(state)  # --nf-summary: the Markdown job summary
     if state.options.report is not None:
         from nanoframes.errors import NanoframesError
         from pytest_nanoframes.report import write_json_report

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_nanoframes.session import State
+from pytest_nanoframes.session import RECORD_HINT, State
 
 JSON_REPORT_VERSION = 1
 
@@ -29,11 +29,35 @@ def header(state: State) -> str:
     extra = ""
     if state.options.samples:
         extra += f", {state.options.samples} samples"
-    if state.options.strict:
-        extra += ", strict"
+    if state.options.strictness:
+        extra += ", strict" if state.options.strict else ", strict: edits"
     return (f"nanoframes {__version__}: thorvg-python {thorvg_python_version()}, "
             f"libthorvg {libthorvg}; ledger {ledger} "
             f"({state.options.mode}{extra})")
+
+
+def unchecked_header(config: pytest.Config) -> str | None:
+    """Where ``[tool.nanoframes]`` configures compositions but the run checks none:
+    one line saying so and how to enable it (a project must never believe that
+    plain ``pytest`` checked its films). None in any other project; never fails."""
+    if config.getoption("nf_selftest", False):
+        return None
+    from nanoframes.config import declares_nanoframes, glob_compositions, load_config, marked_root
+    from nanoframes.errors import NanoframesError
+
+    root = marked_root(config.invocation_params.dir)
+    if root is None or not declares_nanoframes(root):
+        return None
+    try:
+        found = glob_compositions(load_config(root))
+    except NanoframesError:
+        return None  # --nf-check reports a bad configuration
+    if not found:
+        return None
+    n = len(found)
+    return (f"nanoframes: {n} composition{'s' if n != 1 else ''} configured "
+            f"([tool.nanoframes] compositions) but not checked: set nf_check = true in "
+            f"[tool.pytest.ini_options] or pass --nf-check")
 
 
 def teststatus(report: pytest.TestReport, payload: dict[str, Any]) -> tuple | None:
@@ -78,9 +102,29 @@ def summary_lines(state: State) -> list[tuple[str, dict[str, bool]]]:
                 lines.append((f"  not recorded: {result['line']}", {}))
     for what, where in state.written:  # as pytest-html says where its page is
         lines.append((f"{what}: {where}", {}))
+    if not recording:
+        lines += [(text, {}) for text in closing_lines(state)]
     for error in state.session_errors:
         lines.append((f"nanoframes: {error}", {"red": True, "bold": True}))
     return lines
+
+
+def closing_lines(state: State) -> list[str]:
+    """Counts per verdict and the one command that accepts the changes, whenever
+    anything was not a plain match (``accept.closing_lines``)."""
+    if not state.results and not state.ledger_problems:
+        return []
+    import shlex
+
+    from nanoframes.determinism.accept import closing_lines as lines_for
+    from nanoframes.determinism.policy import verdict_from_json
+
+    hint = RECORD_HINT
+    if state.options.ledger_from_cli:  # the accepting run must record into the same ledger
+        hint += f" --nf-ledger {shlex.quote(str(state.options.ledger))}"
+    verdicts = [verdict_from_json({**r, "evidence": None}) for r in
+                sorted(state.results.values(), key=lambda r: r["key"])]
+    return lines_for(verdicts, hint, state.ledger_problems)
 
 
 def terminal_summary(state: State, terminalreporter: Any) -> None:

@@ -37,6 +37,12 @@ class Options:
     report: Path | None
     ci: bool = False  # --nf-ci: recording where $CI is set is intended
     platform: str | None = None  # --nf-platform [TAG]: "" for this machine's tag
+    strict_edits: bool = False  # --nf-strict=edits: fail unrecorded edits only
+
+    @property
+    def strictness(self) -> str | None:
+        """``all``, ``edits`` or None (accept.strict_fails decides what fails)."""
+        return "all" if self.strict else "edits" if self.strict_edits else None
 
     @property
     def active(self) -> bool:
@@ -72,9 +78,11 @@ def read_options(config: pytest.Config) -> Options:
     if report:
         base = Path.cwd() if config.getoption("nf_report") else config.rootpath
         report_path = (base / report).resolve()
+    strict = _strictness(config)
     return Options(
         mode=mode,
-        strict=bool(config.getoption("nf_strict")) or bool(config.getini("nf_strict")),
+        strict=strict == "all",
+        strict_edits=strict == "edits",
         force=bool(config.getoption("nf_force")),
         samples=samples,
         ledger=cli_ledger or ini_ledger,
@@ -83,6 +91,21 @@ def read_options(config: pytest.Config) -> Options:
         ci=bool(config.getoption("nf_ci")),
         platform=platform,
     )
+
+
+def _strictness(config: pytest.Config) -> str | None:
+    """--nf-strict (all), --nf-strict=edits, else ini nf_strict (true/false/all/edits)."""
+    if config.getoption("nf_strict"):
+        return "all"
+    if config.getoption("nf_strict_edits"):
+        return "edits"
+    from nanoframes.determinism.accept import strictness
+    from nanoframes.errors import NanoframesError
+
+    try:
+        return strictness(config.getini("nf_strict"))
+    except NanoframesError as exc:
+        raise pytest.UsageError(exc.message) from None
 
 
 @dataclass

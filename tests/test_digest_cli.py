@@ -91,8 +91,12 @@ def test_the_ledger_format(proj: Path, capsys) -> None:
     assert sorted(entry["toolchain_parts"]) == sorted(
         ["thorvg-python", "libthorvg", "nanoframes", "modules"])
     assert text == json.dumps(doc, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
-    # no temp left (the lock file stays: git ignores it; deleting a lock is racy)
-    assert sorted(p.name for p in path.parent.iterdir()) == ["digests.json", "digests.json.lock"]
+    # nothing but the ledger beside it; the lock lives in .nanoframes/ (ignored there:
+    # it stays, deleting a lock is racy)
+    assert sorted(p.name for p in path.parent.iterdir()) == ["digests.json"]
+    state = proj / ".nanoframes"
+    assert (state / "locks" / "tests" / "digests.json.lock").is_file()
+    assert (state / ".gitignore").read_text().splitlines()[-1] == "*"
 
 
 def test_keys_are_relative_to_the_project_root_whatever_the_cwd(proj: Path, capsys,

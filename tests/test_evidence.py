@@ -97,7 +97,7 @@ def test_record_keeps_every_distinct_frame_verifiably(proj, capsys, jobs):
 
 def test_store_location_option_env_and_off(proj, capsys, monkeypatch):
     nf(capsys, "digest", "--record", "--no-store")
-    assert not (proj / ".nanoframes").exists()
+    assert not (proj / ".nanoframes" / "store").exists()  # (the ledger's lock is there)
     (proj / "tests" / "digests.json").unlink()
     monkeypatch.setenv("NANOFRAMES_STORE", str(proj / "env-store"))
     nf(capsys, "digest", "--record")
@@ -105,7 +105,7 @@ def test_store_location_option_env_and_off(proj, capsys, monkeypatch):
     (proj / "tests" / "digests.json").unlink()
     nf(capsys, "digest", "--record", "--store", "opt-store")
     assert list((proj / "opt-store").glob("*/*.png"))
-    assert not (proj / ".nanoframes").exists()
+    assert not (proj / ".nanoframes" / "store").exists()
 
 
 def test_matching_check_never_opens_the_store(proj, capsys, monkeypatch):

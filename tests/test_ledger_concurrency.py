@@ -111,7 +111,8 @@ def test_a_recorder_racing_a_check(tmp_path: Path) -> None:
 
 def test_a_held_lock_is_a_bounded_wait_then_one_line(tmp_path: Path) -> None:
     project(tmp_path, 1)
-    lock = tmp_path / "tests" / "digests.json.lock"
+    lock = tmp_path / ".nanoframes" / "locks" / "tests" / "digests.json.lock"
+    lock.parent.mkdir(parents=True)
     env = dict(os.environ, NANOFRAMES_LOCK_TIMEOUT="0.5")
     with FileLock(lock):
         proc = subprocess.run([sys.executable, "-m", "nanoframes", "digest", "--record"],

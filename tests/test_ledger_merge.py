@@ -67,7 +67,7 @@ def repo(pytester: pytest.Pytester) -> Path:
     root = pytester.path
     ledger = make_project(pytester, names=("a", "b"))
     (root / ".gitattributes").write_text("tests/digests.json merge=nanoframes\n")
-    (root / ".gitignore").write_text("tests/digests.json.lock\n")
+    (root / ".gitignore").write_text(".nanoframes/\n")
     assert nf(root, "digest", "--record").returncode == 0
     git(root, "init", "-q")
     git(root, "add", "-A")
@@ -150,7 +150,7 @@ def test_merge_command_on_git_stages(repo: Path) -> None:
     assert proc.returncode == 1
     assert proc.stdout.splitlines() == [
         "CONFLICT examples/a.nf.svg: changed differently on both sides; kept ours "
-        "(re-record it: nanoframes digest --record examples/a.nf.svg)",
+        "(re-record it: `nanoframes digest --record examples/a.nf.svg`)",
         "merged stages/ours: 4 entries, 1 from theirs, 1 conflict",
     ]
     merged = read_ledger(stages / "ours").entries

@@ -80,6 +80,8 @@ def test_module_files_are_sorted_posix_paths_of_the_source_package() -> None:
 
 def test_one_version_in_the_metadata_the_cli_and_the_package() -> None:
     pyproject = tomllib.loads((REPO / "pyproject.toml").read_text())
+    # Our own distribution name: `pip install nanoframes` fetches another project.
+    assert pyproject["project"]["name"] == "pytest-nanoframes"
     assert "version" not in pyproject["project"]
     assert pyproject["project"]["dynamic"] == ["version"]
     assert pyproject["tool"]["setuptools"]["dynamic"]["version"] == {
@@ -88,4 +90,4 @@ def test_one_version_in_the_metadata_the_cli_and_the_package() -> None:
     cli = subprocess.run([sys.executable, "-m", "nanoframes", "--version"],
                          capture_output=True, text=True, check=True).stdout.strip()
     assert cli == f"nanoframes {nanoframes.__version__}"
-    assert importlib.metadata.version("nanoframes") == nanoframes.__version__
+    assert importlib.metadata.version("pytest-nanoframes") == nanoframes.__version__

@@ -330,7 +330,8 @@ def test_ledger_item_wants_one_toolchain(pytester: pytest.Pytester) -> None:
     result = run(pytester, "--nf-check", "tests")
     result.assert_outcomes(failed=1)  # the ledger item alone: nothing rendered
     result.stdout.fnmatch_lines(["  entries recorded with 2 toolchains, expected one recording "
-                                 "pass (--nf-record re-records them): *examples/c.nf.svg*"])
+                                 "pass (`pytest --nf-record` re-records them): "
+                                 "*examples/c.nf.svg*"])
 
 
 def test_ledger_item_refuses_an_entry_without_its_inputs(pytester: pytest.Pytester) -> None:

@@ -88,7 +88,7 @@ def test_mixed_toolchains_are_named() -> None:
     assert mixed_toolchains({"a": FULL, "b": FULL}) is None
     line = mixed_toolchains({"a": FULL, "b": entry(FRAMES, toolchain="u")}, "--nf-record")
     assert line is not None and line.startswith(
-        "entries recorded with 2 toolchains, expected one recording pass (--nf-record "
+        "entries recorded with 2 toolchains, expected one recording pass (`pytest --nf-record` "
         "re-records them): ")
 
 

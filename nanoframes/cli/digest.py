@@ -6,12 +6,12 @@ import argparse
 import json
 import os
 import sys
-from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from ..config import load_config, project_root
+from ..determinism.accept import tally
 from ..determinism.policy import allow_recording, verdict_to_json
 from ..determinism.verdict import Kind, Verdict, exit_status
 from ..progress import Progress
@@ -166,11 +166,7 @@ def verdict_json(v: Verdict) -> dict[str, Any]:
 
 
 def _tally(verdicts: list[Verdict]) -> str:
-    counts = Counter("excused" if v.excused else v.kind.value for v in verdicts)
-    order = ("match", "changed", "regression", "absent", "stale", "error", "excused")
-    parts = [f"{counts[k]} {k}" for k in order if counts[k]]
-    n = len(verdicts)
-    return f"{n} composition{'s' if n != 1 else ''}: {', '.join(parts) or 'nothing to check'}"
+    return tally("excused" if v.excused else v.kind.value for v in verdicts)
 
 
 def _excused_to_stderr(verdicts: list[Verdict]) -> None:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ..determinism.accept import record_command
+from ..determinism.ledger import is_test_key
 from ..determinism.threeway import merge_files
 
 EPILOG = """\
@@ -45,8 +47,11 @@ def register(sub) -> None:
 def run_merge(args: argparse.Namespace) -> int:
     result = merge_files(args.base, args.ours, args.theirs)
     for key in result.conflicts:
+        # A test's entry is drawn by its test; a file's by `nanoframes digest`.
+        command = (record_command("--nf-record", [key]) if is_test_key(key)
+                   else record_command("--record", [key]))
         print(f"CONFLICT {key}: changed differently on both sides; kept ours "
-              f"(re-record it: nanoframes digest --record {key})")
+              f"(re-record it: `{command}`)")
     n = len(result.ledger.entries)
     print(f"merged {args.ours}: {n} entr{'y' if n == 1 else 'ies'}, "
           f"{len(result.from_theirs)} from theirs, {len(result.conflicts)} conflict"

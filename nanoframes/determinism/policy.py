@@ -245,8 +245,14 @@ def mixed_toolchains(entries: Mapping[str, Entry], record_hint: str = "--record"
         return None
     by = {t: sorted(k for k, e in entries.items() if group(e) == t) for t in toolchains}
     listed = "; ".join(f"{t[:12]}: {', '.join(keys)}" for t, keys in by.items())
+    from .accept import record_command
+
+    # The whole project in one pass; `nanoframes digest` cannot draw what tests build.
+    command = f"`{record_command(record_hint)}` re-records them"
+    if not record_hint.startswith("--nf-") and any(is_test_key(k) for k in entries):
+        command += f", and `{record_command('--nf-record')}` the entries of tests"
     return (f"entries recorded with {len(toolchains)} toolchains, expected one recording pass "
-            f"({record_hint} re-records them): {listed}")
+            f"({command}): {listed}")
 
 
 def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 Two recorders started together (two terminals, two CI shards on one disk, two
 ``pytest --nf-record`` runs) must both land: each takes an exclusive lock on
-``<ledger>.lock`` (the ``filelock`` package), reads the ledger as it is *now*,
+``.nanoframes/locks/<ledger>.lock`` in the ledger's project (``lock_path``; the
+``filelock`` package), reads the ledger as it is *now*,
 applies its own readings by key (``policy.plan_record``) and writes atomically
 before letting go. A reader needs no lock: a write is a rename.
 
@@ -25,6 +26,7 @@ from pathlib import Path
 
 from filelock import FileLock, Timeout
 
+from ..config import marked_root, state_dir
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
 from .ledger import (
@@ -60,7 +62,21 @@ class Committed:
 
 
 def lock_path(ledger_path: Path) -> Path:
-    return ledger_path.with_name(ledger_path.name + ".lock")
+    """The lock of ``ledger_path``: in its project's ``.nanoframes/`` (never
+    committed), under the ledger's path relative to the project; beside a ledger
+    that lies in no project. Every recorder of one ledger computes the same path."""
+    return _lock_place(ledger_path)[1]
+
+
+def _lock_place(ledger_path: Path) -> tuple[Path | None, Path]:
+    """The ledger's project root (None: in no project) and its lock's path."""
+    ledger = Path(ledger_path).absolute()
+    ledger = ledger.parent.resolve() / ledger.name
+    root = marked_root(ledger.parent)
+    if root is None:
+        return None, ledger.with_name(ledger.name + ".lock")
+    relative = ledger.relative_to(root)
+    return root, state_dir(root) / "locks" / relative.with_name(relative.name + ".lock")
 
 
 def lock_timeout(environ: Mapping[str, str] = os.environ) -> float:
@@ -79,8 +95,10 @@ def lock_timeout(environ: Mapping[str, str] = os.environ) -> float:
 
 def ledger_lock(ledger_path: Path) -> FileLock:
     """The exclusive lock every writer of ``ledger_path`` takes."""
-    path = lock_path(ledger_path)
+    root, path = _lock_place(ledger_path)
     try:
+        if root is not None:
+            state_dir(root, create=True)  # with its .gitignore: the lock is never committed
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NanoframesError("ledger-write", f"cannot write: {exc.strerror}", path) from None

@@ -12,12 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..config import Config, relative_key
+from ..config import Config, glob_compositions, relative_key
 from ..errors import NanoframesError
 from ..model.composition import Composition, parse
 from ..model.svg import COMPOSITION_SUFFIX
 from .excuses import speak
-from .ledger import Ledger, RecordSummary, read_ledger
+from .ledger import Ledger, RecordSummary, is_test_key, read_ledger
 from .policy import mixed_toolchains, stale_keys
 from .verdict import (
     Kind,
@@ -66,17 +66,34 @@ def collect(paths: Iterable[str | Path], config: Config, all_: bool = False) -> 
         else:
             add(path)
     if all_ or not paths:
-        for pattern in config.compositions:
-            try:
-                matches = sorted(config.root.glob(pattern))
-            except (ValueError, NotImplementedError) as exc:  # e.g. an absolute pattern
-                raise NanoframesError("config-invalid", f"[tool.nanoframes] compositions: "
-                                      f"{pattern!r}: {exc}", config.root / "pyproject.toml"
-                                      ) from None
-            for child in matches:
-                if child.is_file():
-                    add(child)
+        for child in glob_compositions(config):
+            add(child)
     return [found[key] for key in sorted(found)]
+
+
+def require_coverage(paths: Sequence[str | Path], config: Config, ledger: Ledger,
+                     all_: bool) -> None:
+    """A full sweep whose configured globs match no composition while the ledger
+    holds entries of files checks nothing: an error naming the globs and those
+    entries, never "0 compositions: nothing to check" (a moved folder, a typo)."""
+    if not is_full(paths, all_) or glob_compositions(config):
+        return
+    keys = sorted(key for key in ledger.entries if not is_test_key(key))
+    if not keys:
+        return
+    globs = ", ".join(config.compositions) or "(none)"
+    listed = ", ".join(keys[:10]) + (", …" if len(keys) > 10 else "")
+    ledger_name = ledger.path.as_posix()
+    try:
+        ledger_name = relative_key(ledger.path, config.root)
+    except NanoframesError:
+        pass
+    pyproject = config.root / "pyproject.toml"
+    raise NanoframesError(
+        "no-compositions", f"the compositions glob{'s' if len(config.compositions) != 1 else ''}"
+        f" {globs} match{'es' if len(config.compositions) == 1 else ''} no composition, but "
+        f"the ledger {ledger_name} holds {len(keys)} entr{'y' if len(keys) == 1 else 'ies'} "
+        f"it would check: {listed}", pyproject if pyproject.is_file() else config.root)
 
 
 def is_full(paths: Sequence[str | Path], all_: bool) -> bool:
@@ -243,6 +260,7 @@ def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | No
           progress: Progress | None = None) -> SweepResult:
     """Verdicts for every collected composition, plus stale entries on a full sweep."""
     ledger = read_ledger(Path(ledger_path) if ledger_path else config.ledger_path)
+    require_coverage(paths, config, ledger, all_)
     full = is_full(paths, all_)
     targets = collect(paths, config, all_)
     verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress)
@@ -280,6 +298,7 @@ def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | N
 
     path = Path(ledger_path) if ledger_path else config.ledger_path
     ledger, _ = read_for_recording(path, force)  # fail before rendering anything
+    require_coverage(paths, config, ledger, all_)
     full = is_full(paths, all_)
     targets = collect(paths, config, all_)
     verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress, store)

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
+from ..config import STATE_DIR
 from ..errors import NanoframesError
 from ..files import atomic_target, write_bytes_atomic
 from .digest import SHORT, frame_digest
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     import numpy as np
 
 ENV = "NANOFRAMES_STORE"
-DEFAULT = ".nanoframes/store"
+DEFAULT = f"{STATE_DIR}/store"
 _HEX = frozenset("0123456789abcdef")
 
 Warn = Callable[[str], None]

@@ -1,0 +1,259 @@
+"""``nanoframes init``: set an existing repository up to check its compositions.
+
+It writes, each only where missing, and says what it wrote:
+
+- ``[tool.nanoframes]`` with a ``compositions`` glob per top directory holding
+  ``*.nf.svg`` files (so the glob matches the files already there) and the
+  ledger's path; in ``[tool.pytest.ini_options]``, ``nf_check = true``,
+  ``nf_strict = "edits"`` and, where ``testpaths`` is set, the directories of
+  the compositions and the ledger;
+- ``.gitignore`` lines for what nanoframes writes that must not be committed;
+- the ``.gitattributes`` line of the ledger's merge driver (the ``git config``
+  command that enables it is printed: git keeps it per clone);
+- the CI workflow (``adopt/workflow.py``).
+
+pyproject.toml is edited through tomlkit, so its formatting and comments stay;
+an existing table or key is never changed, a file it did not write is never
+replaced, and a second run changes nothing.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from ..config import DEFAULT_COMPOSITIONS, DEFAULT_LEDGER, STATE_DIR
+from ..errors import NanoframesError
+from ..files import write_bytes_atomic
+from . import workflow
+
+MERGE_DRIVER = 'git config merge.nanoframes.driver "nanoframes ledger merge %O %A %B"'
+# Directories never searched for compositions: nobody's own films live there.
+_SKIPPED = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__",
+            STATE_DIR, ".tox", ".nox", "site-packages"}
+
+
+@dataclass
+class Setup:
+    """What init did: ``wrote`` and ``kept`` lines, and the commands to run next."""
+
+    wrote: list[str] = field(default_factory=list)
+    kept: list[str] = field(default_factory=list)
+    commands: list[str] = field(default_factory=list)
+    compositions: list[str] = field(default_factory=list)  # the files the globs match
+
+
+def find_compositions(root: Path) -> list[str]:
+    """Every ``*.nf.svg`` under ``root`` (relative POSIX paths), hidden and tool
+    directories skipped."""
+    found: list[str] = []
+    for path in root.rglob("*.nf.svg"):
+        rel = path.relative_to(root)
+        if any(part in _SKIPPED or part.startswith(".") for part in rel.parts[:-1]):
+            continue
+        if path.is_file():
+            found.append(rel.as_posix())
+    return sorted(found)
+
+
+def globs_for(files: list[str]) -> list[str]:
+    """One glob per top directory holding compositions (``*.nf.svg`` for the root)."""
+    tops = sorted({PurePosixPath(f).parts[0] if len(PurePosixPath(f).parts) > 1 else ""
+                   for f in files})
+    return [f"{top}/**/*.nf.svg" if top else "*.nf.svg" for top in tops]
+
+
+def init(root: Path, *, branch: str = "main", requirement: str | None = None) -> Setup:
+    """Set the project at ``root`` up; see the module's docstring."""
+    root = Path(root).resolve()
+    setup = Setup()
+    files = find_compositions(root)
+    setup.compositions = files
+    ledger = _pyproject(root, files, setup)
+    _lines(root / ".gitignore", [
+        "# nanoframes: its own files (the ledger's lock, the frame store), never committed",
+        f"/{STATE_DIR}/",
+        "# nanoframes: an unreadable ledger that --force set aside",
+        f"{ledger}.unreadable-*",
+    ], setup)
+    _lines(root / ".gitattributes", [
+        "# nanoframes: merge the ledger by key (enable once per clone: "
+        "git config merge.nanoframes.driver ...)",
+        f"{ledger} merge=nanoframes",
+    ], setup)
+    _workflow(root, branch, requirement, setup)
+    setup.commands.append(MERGE_DRIVER)
+    return setup
+
+
+def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
+    """Edit (or create) pyproject.toml; returns the ledger path it configures."""
+    import tomlkit
+    from tomlkit.exceptions import TOMLKitError
+
+    path = root / "pyproject.toml"
+    existed = path.is_file()
+    try:
+        text = path.read_text(encoding="utf-8") if existed else ""
+        doc = tomlkit.parse(text)
+    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+        raise NanoframesError("config-invalid", f"cannot read pyproject.toml: {exc}",
+                              path) from None
+    tool = doc.get("tool")
+    if tool is None:
+        tool = tomlkit.table(is_super_table=True)
+        doc.add("tool", tool)
+    written: list[str] = []
+    nf = tool.get("nanoframes")
+    if nf is None:
+        globs = globs_for(files) if files else list(DEFAULT_COMPOSITIONS)
+        nf = tomlkit.table()
+        nf.add(tomlkit.comment("nanoframes: the compositions checked and the ledger "
+                               "(docs/projects.md)"))
+        nf.add("compositions", globs)
+        nf.add("ledger", DEFAULT_LEDGER)
+        tool.add("nanoframes", nf)
+        written.append(f"[tool.nanoframes] compositions = {globs} ({len(files)} "
+                       f"composition{'s' if len(files) != 1 else ''}), "
+                       f"ledger = {DEFAULT_LEDGER!r}")
+    else:
+        setup.kept.append("pyproject.toml: [tool.nanoframes] (already there)")
+    ledger = str(nf.get("ledger", DEFAULT_LEDGER))
+    globs = [str(g) for g in (nf.get("compositions") or DEFAULT_COMPOSITIONS)]
+    pytest_table = tool.get("pytest")
+    elsewhere = _pytest_config_elsewhere(root, pytest_table)
+    if elsewhere is not None:
+        # pytest reads that file, not pyproject.toml: a new [tool.pytest.ini_options]
+        # would take over from it. Say what to add there instead.
+        setup.commands.append(f"add to {elsewhere}: nf_check = true, nf_strict = edits "
+                              "(pytest reads its settings there)")
+        if written:
+            write_bytes_atomic(path, tomlkit.dumps(doc).encode("utf-8"), code="init-write")
+            setup.wrote += [f"pyproject.toml: {line}" for line in written]
+        return ledger
+    if pytest_table is None:
+        pytest_table = tomlkit.table(is_super_table=True)
+        tool.add("pytest", pytest_table)
+    ini = pytest_table.get("ini_options")
+    if ini is None:
+        ini = tomlkit.table()
+        pytest_table.add("ini_options", ini)
+    added = []
+    if "nf_check" not in ini:
+        ini.add("nf_check", _commented(True, "nanoframes: every composition is a test item"))
+        added.append("nf_check = true")
+    if "nf_strict" not in ini:
+        ini.add("nf_strict", _commented("edits", "an unrecorded edit fails (docs/ci.md)"))
+        added.append('nf_strict = "edits"')
+    testpaths = ini.get("testpaths")
+    if testpaths is not None and isinstance(testpaths, list):
+        wanted = [_top(g) for g in globs] + [_top(ledger)]
+        missing = [d for d in dict.fromkeys(wanted) if d and not _covered(d, testpaths)]
+        for directory in missing:
+            testpaths.append(directory)
+        if missing:
+            added.append(f"testpaths += {missing}")
+    if added:
+        written.append(f"[tool.pytest.ini_options] {', '.join(added)}")
+    if written:
+        write_bytes_atomic(path, tomlkit.dumps(doc).encode("utf-8"), code="init-write")
+        setup.wrote += [f"pyproject.toml: {line}" for line in written]
+    elif existed:
+        setup.kept.append("pyproject.toml: [tool.pytest.ini_options] nf_check, nf_strict "
+                          "(already there)")
+    return ledger
+
+
+def _pytest_config_elsewhere(root: Path, pytest_table: object) -> str | None:
+    """The file pytest takes its settings from, when that is not pyproject.toml
+    (pytest.ini first; tox.ini and setup.cfg only where pyproject.toml has none)."""
+    for name in ("pytest.ini", ".pytest.ini"):
+        if (root / name).is_file():
+            return name
+    if pytest_table is not None and "ini_options" in pytest_table:
+        return None
+    for name, section in (("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]")):
+        try:
+            lines = (root / name).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        if section in (line.strip() for line in lines):
+            return name
+    return None
+
+
+def _commented(value: object, comment: str):
+    import tomlkit
+
+    item = tomlkit.item(value)
+    item.comment(comment)
+    return item
+
+
+def _top(pattern: str) -> str:
+    """The fixed directory a glob or path starts in (``films`` of ``films/**/*.nf.svg``)."""
+    parts = []
+    for part in PurePosixPath(pattern).parent.parts:
+        if any(c in part for c in "*?["):
+            break
+        parts.append(part)
+    return "/".join(parts)
+
+
+def _covered(directory: str, testpaths: list) -> bool:
+    for entry in testpaths:
+        entry = str(entry).rstrip("/")
+        if entry in ("", ".") or directory == entry or directory.startswith(entry + "/"):
+            return True
+    return False
+
+
+def _lines(path: Path, lines: list[str], setup: Setup) -> None:
+    """Append the lines a file lacks (comments only with a line they precede)."""
+    name = path.name
+    try:
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+    except (OSError, UnicodeDecodeError) as exc:
+        raise NanoframesError("init-write", f"cannot read: {exc}", path) from None
+    have = {line.strip() for line in text.splitlines()}
+    missing: list[str] = []
+    for i, line in enumerate(lines):
+        if line.startswith("#"):
+            continue
+        if line not in have:
+            if i > 0 and lines[i - 1].startswith("#") and lines[i - 1] not in have:
+                missing.append(lines[i - 1])
+            missing.append(line)
+    rules = [line for line in lines if not line.startswith("#")]
+    if not missing:
+        setup.kept.append(f"{name}: {', '.join(rules)} (already there)")
+        return
+    head = text if not text or text.endswith("\n") else text + "\n"
+    write_bytes_atomic(path, (head + "\n".join(missing) + "\n").encode("utf-8"),
+                       code="init-write")
+    setup.wrote.append(f"{name}: {', '.join(m for m in missing if not m.startswith('#'))}")
+
+
+def _workflow(root: Path, branch: str, requirement: str | None, setup: Setup) -> None:
+    path = root / workflow.PATH
+    if path.exists():
+        setup.kept.append(f"{workflow.PATH} (already there: never overwritten)")
+        return
+    text = workflow.render(requirement or workflow.installed_requirement(), branch,
+                           project_install=_is_package(root))
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise NanoframesError("init-write", f"cannot write: {exc.strerror}", path) from None
+    write_bytes_atomic(path, text.encode("utf-8"), code="init-write")
+    setup.wrote.append(f"{workflow.PATH}: the CI check (docs/ci.md)")
+
+
+def _is_package(root: Path) -> bool:
+    """A project with a ``[project]`` table: CI installs it too, so its tests import it."""
+    import tomlkit
+
+    try:
+        return "project" in tomlkit.parse((root / "pyproject.toml").read_text("utf-8"))
+    except Exception:  # noqa: BLE001 - read just above; unreadable means "no"
+        return False
