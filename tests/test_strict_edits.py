@@ -17,6 +17,7 @@ import json
 from pathlib import Path
 
 import pytest
+from ledger_edit import reseal
 from test_plugin import make_project, outcomes, record, run, tamper, write
 
 from nanoframes.determinism.accept import is_edit, strict_fails, strictness
@@ -40,6 +41,7 @@ def upgraded(ledger: Path, moved: str) -> None:
         if key == moved:
             entry["frame_digests"][1] = "1" * 16
             entry["digest"] = "1" * 64
+            reseal(entry)
     ledger.write_text(json.dumps(doc, indent=2) + "\n")
 
 
