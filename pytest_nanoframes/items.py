@@ -149,6 +149,7 @@ class CompositionItem(_Item):
         self.nf_payload = payload
         self.user_properties.extend(junit_properties(verdict))
         text = outcome.text + (f"\n  {verdict.pixels_line}" if verdict.pixels_line else "")
+        text += f"\n  {verdict.time_line}" if verdict.time_line else ""
         if outcome.status == "failed":
             raise NanoframesFailure(text)
         if outcome.status == "xfailed":

@@ -184,6 +184,8 @@ def _check_output(verdicts: list[Verdict], as_json: bool, problems: list[str],
         print(v.line())
         if v.pixels_line:
             print(f"  {v.pixels_line}")
+        if v.time_line:
+            print(f"  {v.time_line}")
     for problem in problems:
         print(f"LEDGER {ledger}: {problem}")
     print(_tally(verdicts))

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, TypeVar
 from ..config import Config, ExcuseBounds, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT
+from ..frames.timeaxis import TimeAxis, time_axis
 from ..model.svg import composition_stem
 from .identity import ALL_PARTS
 from .ledger import Entry
@@ -59,6 +60,8 @@ class Verdict:
     bounds: Mapping[str, object] | None = field(default=None, compare=False)
     # pixel evidence for the differing frames, attached after judging (evidence/pixels.py)
     evidence: FilmEvidence | None = field(default=None, compare=False)
+    # when the film moved, from frame digests alone (frames/timeaxis.py); full films only
+    time_axis: TimeAxis | None = field(default=None, compare=False)
 
     @property
     def ok(self) -> bool:
@@ -107,6 +110,11 @@ class Verdict:
     def pixels_line(self) -> str | None:
         """The pixel evidence in one line (printed under the verdict line), if any."""
         return None if self.evidence is None else f"pixels: {self.evidence.summary}"
+
+    @property
+    def time_line(self) -> str | None:
+        """When the film moved (printed under the verdict line), if it was compared in full."""
+        return None if self.time_axis is None else f"time: {self.time_axis.summary}"
 
     def _frames_differ(self) -> str:
         frames = self.differing_frames
@@ -251,8 +259,13 @@ def _judge_one(reading: Reading, entry: Entry, excused: str | None) -> Verdict:
         kind = Kind.CHANGED
     else:
         kind = Kind.REGRESSION
+    axis = None
+    if kind is not Kind.MATCH and not reading.sampled and not entry.sampled:
+        axis = time_axis(entry.frame_digests, [d[:SHORT] for d in reading.frame_digests])
+        axis = axis if axis.first_difference is not None else None
     return Verdict(key, kind, reasons=reasons, excused=excused, digest=reading.digest,
-                   differing_frames=tuple(differing), compared_frames=len(compared), note=note)
+                   differing_frames=tuple(differing), compared_frames=len(compared), note=note,
+                   time_axis=axis)
 
 
 def stale(key: str, entry: Entry, excused: str | None = None) -> Verdict:
