@@ -21,7 +21,7 @@ from ..errors import NanoframesError
 from ..frames.digest import SHORT
 from ..frames.timeaxis import TimeAxis, time_axis
 from ..model.svg import composition_stem
-from .identity import ALL_PARTS
+from .identity import part_names
 from .ledger import Entry
 
 if TYPE_CHECKING:  # NumPy: loaded where frames are compared, not to judge digests
@@ -170,7 +170,7 @@ def _reasons(reading: Reading, entry: Entry) -> tuple[str, ...]:
         if reading.identity.get(name) != entry.identity.get(name)
     ]
     parts = [
-        name for name in ALL_PARTS
+        name for name in part_names(reading.toolchain_parts, entry.toolchain_parts)
         if reading.toolchain_parts.get(name) != entry.toolchain_parts.get(name)
     ]
     if parts:
