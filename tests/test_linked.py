@@ -9,6 +9,7 @@ copy of the system's libm, one byte longer, is put first on the linker's path
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -193,3 +194,21 @@ def test_another_libm_build_first_on_the_linker_path_is_named(recorded: Path,
     # The same code draws the same pixels: the inputs moved and nothing else did.
     assert first == ("MATCH examples/spinner-loop.nf.svg: match (recorded inputs moved: "
                      "toolchain changed (libm.so.6))"), result.stdout
+    # Recording there replaces the primary with another machine's libraries: said, as
+    # for another renderer build, with the command that records it beside it instead.
+    result = _digest(recorded, "--record", env={"LD_LIBRARY_PATH": str(other)})
+    assert result.returncode == 0, result.stderr
+    assert "recorded under another toolchain than the primary's" in result.stdout
+
+
+def test_an_entry_recorded_before_library_parts_re_records_without_a_note() -> None:
+    from nanoframes.determinism.policy import _renderer_parts
+
+    base = {"thorvg-python": "1.1.3", "libthorvg": "a" * 64, "nanoframes": "0", "modules": "m"}
+    entry = Entry(digest="0" * 64, frames=1, sampled=False, samples=None,
+                  identity={k: "0" * 64 for k in ("source", "media", "fonts", "toolchain")},
+                  toolchain_parts=base, frame_digests=("0" * 16,), platforms={})
+    fresh = dataclasses.replace(entry, toolchain_parts={**base, "libm.so.6": "b" * 64})
+    assert _renderer_parts(entry) == _renderer_parts(fresh, like=entry)
+    moved = dataclasses.replace(fresh, toolchain_parts={**base, "libm.so.6": "c" * 64})
+    assert _renderer_parts(fresh) != _renderer_parts(moved, like=fresh)

@@ -110,7 +110,7 @@ def _new_primary(key: str, entry: Entry, recorded: Entry | None, notes: list[str
     if recorded is None:
         return entry
     toolchain = entry.identity["toolchain"]
-    if _renderer_parts(recorded) != _renderer_parts(entry):
+    if _renderer_parts(recorded) != _renderer_parts(entry, like=recorded):
         notes.append(f"{key}: recorded under another toolchain than the primary's: this "
                      f"replaces the primary entry; `{platform_command(record_hint)}` records "
                      f"this machine's reading beside it instead")
@@ -123,11 +123,17 @@ def _new_primary(key: str, entry: Entry, recorded: Entry | None, notes: list[str
     return dataclasses.replace(entry, platforms=kept)
 
 
-def _renderer_parts(entry: Entry) -> tuple[str, ...]:
-    """What differs from machine to machine: the renderer's build. (An edit of
-    nanoframes moves ``modules`` on every machine alike: re-recording then is routine.)"""
+def _renderer_parts(entry: Entry, like: Entry | None = None) -> tuple[str, ...]:
+    """What differs from machine to machine: the renderer's build and the shared
+    libraries it runs with. (An edit of nanoframes moves ``modules`` on every
+    machine alike: re-recording then is routine.) The libraries count only where
+    ``like`` (default: ``entry``) names any: an entry recorded before they were
+    parts is re-recorded without a note."""
+    from .identity import is_linked_part
+
     parts = entry.toolchain_parts or {}
-    return tuple(str(parts.get(p, "")) for p in ("thorvg-python", "libthorvg"))
+    libraries = sorted(n for n in ((like or entry).toolchain_parts or {}) if is_linked_part(n))
+    return tuple(str(parts.get(p, "")) for p in ("thorvg-python", "libthorvg", *libraries))
 
 
 def _without_outdated(key: str, recorded: Entry, notes: list[str]) -> Entry:
