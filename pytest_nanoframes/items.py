@@ -172,6 +172,7 @@ class CompositionItem(_Item):
         self.nf_payload = payload
         self.user_properties.extend(junit_properties(verdict))
         text = evidence.with_evidence(outcome.text, record, state)
+        text += f"\n  {verdict.time_line}" if verdict.time_line else ""
         if outcome.status == "failed":
             raise NanoframesFailure(text)
         if outcome.status == "xfailed":

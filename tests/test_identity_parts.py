@@ -233,7 +233,7 @@ def test_identity_as_dict() -> None:
 
 def test_toolchain_parts_name_the_four_parts() -> None:
     parts = toolchain_parts()
-    assert tuple(parts) == TOOLCHAIN_PARTS
+    assert tuple(parts)[:4] == TOOLCHAIN_PARTS  # then the shared libraries (test_linked.py)
     assert parts["nanoframes"] == nanoframes.__version__
     assert len(parts["libthorvg"]) == 64 and len(parts["modules"]) == 64
     assert parts["modules"] == modules_digest()

@@ -216,6 +216,8 @@ def _check_output(verdicts: list[Verdict], records: list[dict], as_json: bool,
         print(v.line())
         for line in evidence_lines(record) if v.kind is not Kind.MATCH else ():
             print(f"  {line}")
+        if v.time_line:
+            print(f"  {v.time_line}")
     for problem in problems:
         print(f"LEDGER {ledger}: {problem}")
     print(_tally(verdicts))

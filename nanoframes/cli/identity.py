@@ -53,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
                      "travel)") if name == "fonts" and file in host else ""
             print(f"    {file}  {digest[:16]}{where}")
         if name == "toolchain":
+            width = max(14, *(len(part) for part in parts))  # sonames run longer
             for part in parts:
-                print(f"    {part:<14} {parts[part]}")
+                print(f"    {part:<{width}} {parts[part]}")
     return 0

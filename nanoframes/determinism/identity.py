@@ -28,6 +28,23 @@ TOOLCHAIN_PARTS = ("thorvg-python", "libthorvg", "nanoframes", "modules")
 # (a decoder draws its pixels): PyAV's version, libavcodec's and libswscale's bytes.
 VIDEO_PARTS = ("pyav", "libavcodec", "libswscale")
 ALL_PARTS = TOOLCHAIN_PARTS + VIDEO_PARTS
+# Then one part per shared library libthorvg runs with, named by its soname
+# (``libm.so.6``), and per preloaded object (``preload:NAME``): engine/linked.py.
+
+
+def is_linked_part(name: str) -> bool:
+    """Whether a toolchain part names a linked or preloaded shared library."""
+    from ..engine.linked import PRELOAD
+
+    bare = name[len(PRELOAD):] if name.startswith(PRELOAD) else name
+    return ".so" in bare and name not in ALL_PARTS and "/" not in bare and bool(bare.strip())
+
+
+def part_names(*parts: Mapping[str, str]) -> tuple[str, ...]:
+    """The parts named in any of ``parts``, in report order: the fixed ones, then libraries."""
+    present = {name for p in parts for name in p}
+    return (tuple(n for n in ALL_PARTS if n in present)
+            + tuple(sorted(n for n in present if n not in ALL_PARTS)))
 
 # Read by lint only; they draw nothing, so editing them is not an edit.
 CHECK_ONLY_ATTRIBUTES = frozenset({"data-safe-margin", "data-palette-budget"})
@@ -125,19 +142,22 @@ def _toolchain_parts() -> tuple[tuple[str, str], ...]:
     from importlib.metadata import version
 
     from .. import __version__
-    from ..engine.library import library_sha256  # the file's bytes: nothing is loaded
+    from ..engine.library import library_path, library_sha256  # bytes: nothing is loaded
+    from ..engine.linked import linked_parts
 
     return (
         ("thorvg-python", version("thorvg-python")),
         ("libthorvg", library_sha256()),
         ("nanoframes", __version__),
         ("modules", modules_digest()),
+        *linked_parts(library_path()).items(),
     )
 
 
 def toolchain_parts(video: bool = False, *, load_engine: bool = True) -> dict[str, str]:
-    """The toolchain's four parts, computed once per process (a fresh dict each call);
-    with ``video``, the decoder's three parts too.
+    """The toolchain's four parts and one per shared library libthorvg runs with
+    (engine/linked.py), computed once per process (a fresh dict each call); with
+    ``video``, the decoder's three parts too.
 
     ``load_engine`` loads ThorVG first, which checks its build: one that
     nanoframes cannot draw with is one error here, not later. The frame cache

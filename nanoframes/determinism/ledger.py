@@ -21,7 +21,7 @@ from typing import Any
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
 from ..frames.digest import SHORT
-from .identity import TOOLCHAIN_PARTS, VIDEO_PARTS
+from .identity import TOOLCHAIN_PARTS, VIDEO_PARTS, is_linked_part
 from .ledger_text import (  # noqa: F401  (conflict_line re-exported)
     check_depth,
     conflict_line,
@@ -177,9 +177,13 @@ class Entry:
         parts = data["toolchain_parts"]
         names = TOOLCHAIN_PARTS + (VIDEO_PARTS if isinstance(parts, dict)
                                    and any(p in parts for p in VIDEO_PARTS) else ())
+        # ... then one part per shared library the rasterizer ran with (engine/linked.py)
+        names += tuple(sorted(n for n in parts if isinstance(n, str) and is_linked_part(n))
+                       if isinstance(parts, dict) else ())
         if not isinstance(parts, dict) or sorted(parts) != sorted(names):
             raise bad(f"field 'toolchain_parts' must have exactly {', '.join(TOOLCHAIN_PARTS)}"
-                      f" (and {', '.join(VIDEO_PARTS)} for a film that draws video)")
+                      f" (and {', '.join(VIDEO_PARTS)} for a film that draws video,"
+                      f" and shared libraries by soname)")
         for name in names:
             if not isinstance(parts[name], str) or not parts[name]:
                 raise bad(f"field 'toolchain_parts.{name}' must be a non-empty string")

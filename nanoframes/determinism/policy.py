@@ -122,7 +122,7 @@ def _new_primary(key: str, entry: Entry, recorded: Entry | None, notes: list[str
     if recorded is None:
         return entry
     toolchain = entry.identity["toolchain"]
-    if _renderer_parts(recorded) != _renderer_parts(entry):
+    if _renderer_parts(recorded) != _renderer_parts(entry, like=recorded):
         notes.append(f"{key}: recorded under another toolchain than the primary's: this "
                      f"replaces the primary entry; `{platform_command(record_hint)}` records "
                      f"this machine's reading beside it instead")
@@ -146,11 +146,17 @@ def _without_redundant(key: str, entry: Entry, notes: list[str]) -> Entry:
         tag: p for tag, p in entry.platforms.items() if tag not in same})
 
 
-def _renderer_parts(entry: Entry) -> tuple[str, ...]:
-    """What differs from machine to machine: the renderer's build. (An edit of
-    nanoframes moves ``modules`` on every machine alike: re-recording then is routine.)"""
+def _renderer_parts(entry: Entry, like: Entry | None = None) -> tuple[str, ...]:
+    """What differs from machine to machine: the renderer's build and the shared
+    libraries it runs with. (An edit of nanoframes moves ``modules`` on every
+    machine alike: re-recording then is routine.) The libraries count only where
+    ``like`` (default: ``entry``) names any: an entry recorded before they were
+    parts is re-recorded without a note."""
+    from .identity import is_linked_part
+
     parts = entry.toolchain_parts or {}
-    return tuple(str(parts.get(p, "")) for p in ("thorvg-python", "libthorvg"))
+    libraries = sorted(n for n in ((like or entry).toolchain_parts or {}) if is_linked_part(n))
+    return tuple(str(parts.get(p, "")) for p in ("thorvg-python", "libthorvg", *libraries))
 
 
 def _without_outdated(key: str, recorded: Entry, notes: list[str]) -> Entry:
@@ -272,11 +278,13 @@ def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str
         "bounds": dict(verdict.bounds) if verdict.bounds is not None else None,
         "line": verdict.line(record_hint),
         "evidence": verdict.evidence.to_json() if verdict.evidence is not None else None,
+        "time_axis": verdict.time_axis.as_dict() if verdict.time_axis is not None else None,
     }
 
 
 def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
     from ..frames.compare import FilmEvidence  # NumPy: only when evidence travels
+    from ..frames.timeaxis import TimeAxis
 
     return Verdict(
         key=data["key"], kind=Kind(data["verdict"]), reasons=tuple(data["reasons"]),
@@ -286,6 +294,7 @@ def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
         platform=data.get("platform"), outdated=tuple(data.get("outdated_platforms", ())),
         bounds=data.get("bounds"),
         evidence=FilmEvidence.from_json(data["evidence"]) if data.get("evidence") else None,
+        time_axis=TimeAxis.from_json(data["time_axis"]) if data.get("time_axis") else None,
     )
 
 

@@ -19,8 +19,9 @@ from typing import TYPE_CHECKING, TypeVar
 from ..config import Config, ExcuseBounds, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT
+from ..frames.timeaxis import TimeAxis, time_axis
 from ..model.svg import composition_stem
-from .identity import ALL_PARTS
+from .identity import part_names
 from .ledger import Entry
 
 if TYPE_CHECKING:  # NumPy: loaded where frames are compared, not to judge digests
@@ -60,6 +61,8 @@ class Verdict:
     bounds: Mapping[str, object] | None = field(default=None, compare=False)
     # pixel evidence for the differing frames, attached after judging (evidence/pixels.py)
     evidence: FilmEvidence | None = field(default=None, compare=False)
+    # when the film moved, from frame digests alone (frames/timeaxis.py); full films only
+    time_axis: TimeAxis | None = field(default=None, compare=False)
     # what a match says of its excuse, on this platform (excuses.py); None: remove it
     excuse_advice: str | None = field(default=None, compare=False)
 
@@ -117,6 +120,11 @@ class Verdict:
         """The pixel evidence in one line (printed under the verdict line), if any."""
         return None if self.evidence is None else f"pixels: {self.evidence.summary}"
 
+    @property
+    def time_line(self) -> str | None:
+        """When the film moved (printed under the verdict line), if it was compared in full."""
+        return None if self.time_axis is None else f"time: {self.time_axis.summary}"
+
     def _frames_differ(self) -> str:
         frames = self.differing_frames
         listed = ", ".join(str(i) for i in frames[:MAX_LISTED_FRAMES])
@@ -171,7 +179,7 @@ def _reasons(reading: Reading, entry: Entry) -> tuple[str, ...]:
         if reading.identity.get(name) != entry.identity.get(name)
     ]
     parts = [
-        name for name in ALL_PARTS
+        name for name in part_names(reading.toolchain_parts, entry.toolchain_parts)
         if reading.toolchain_parts.get(name) != entry.toolchain_parts.get(name)
     ]
     if parts:
@@ -277,8 +285,13 @@ def _judge_one(reading: Reading, entry: Entry, excused: str | None) -> Verdict:
         kind = Kind.CHANGED
     else:
         kind = Kind.REGRESSION
+    axis = None
+    if kind is not Kind.MATCH and not reading.sampled and not entry.sampled:
+        axis = time_axis(entry.frame_digests, [d[:SHORT] for d in reading.frame_digests])
+        axis = axis if axis.first_difference is not None else None
     return Verdict(key, kind, reasons=reasons, excused=excused, digest=reading.digest,
-                   differing_frames=tuple(differing), compared_frames=len(compared), note=note)
+                   differing_frames=tuple(differing), compared_frames=len(compared), note=note,
+                   time_axis=axis)
 
 
 def stale(key: str, entry: Entry, excused: str | None = None) -> Verdict:

@@ -126,6 +126,9 @@ def _section(record: dict, n: int, base: str, frames_option: str) -> str:
     evidence = record.get("evidence") or {}
     summary = (f'<p class="pixels">pixels: {escape(evidence["summary"])}</p>'
                if evidence else "")
+    axis = record.get("time_axis") or {}  # when the film moved (frames/timeaxis.py)
+    summary += (f'<p class="time">time: {escape(axis["summary"])}</p>'
+                if axis.get("summary") else "")
     reasons = (f'<p class="reasons">{escape(", ".join(record["reasons"]))}</p>'
                if record.get("reasons") else "")
     sheet = (f'<details><summary>contact sheet of the fresh film</summary>'

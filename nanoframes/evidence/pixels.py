@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from ..config import Config
-from ..determinism.identity import TOOLCHAIN_PARTS
+from ..determinism.identity import part_names
 from ..determinism.ledger import Entry
 from ..determinism.tolerance import apply_bounds
 from ..determinism.verdict import Kind, Reading, Verdict, excuse_bounds_for
@@ -136,7 +136,7 @@ def moved_inputs(entry: Entry, reading: Reading) -> list[dict]:
         before, after = entry.identity.get(name), reading.identity.get(name)
         if before != after:
             out.append({"input": name, "recorded": before, "fresh": after})
-    for part in TOOLCHAIN_PARTS:
+    for part in part_names(entry.toolchain_parts, reading.toolchain_parts):
         before, after = entry.toolchain_parts.get(part), reading.toolchain_parts.get(part)
         if before != after:
             out.append({"input": f"toolchain: {part}", "recorded": before, "fresh": after})
