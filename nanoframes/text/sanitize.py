@@ -9,7 +9,8 @@ fails is not a candidate (``fonts.FontBook.resolve`` passes over it), and the
 command's process says so once, naming the file. The verdict is cached per face
 file version (path, modification time, size), and asked for only when a face
 would be drawn: the bundled faces ship with nanoframes and are checked by its
-test suite instead (tests/test_faces_sanitized.py).
+test suite instead (tests/test_faces_sanitized.py). Where the package has no
+wheel (Linux aarch64) it is not a dependency and faces go unchecked.
 """
 
 from __future__ import annotations
@@ -25,7 +26,12 @@ _WARNED: set[str] = set()
 
 @lru_cache(maxsize=1024)
 def _problem(path: str, mtime_ns: int, size: int) -> str | None:
-    import ots
+    try:
+        import ots
+    except ImportError:
+        # Not installed where it has no wheel (Linux aarch64): the face goes unchecked,
+        # and a crash it causes is still one line (render-crashed; docs/limits.md).
+        return None
 
     try:
         proc = subprocess.run([ots.OTS_SANITIZE, path], capture_output=True,
