@@ -132,8 +132,13 @@ def run(args: argparse.Namespace) -> int:
             if result.store_warning:
                 print(f"nanoframes: warning: {result.store_warning}", file=sys.stderr)
         elif args.check:
-            sweep = check(args.paths, ledger_path=ledger, **opts)
+            store = store_path(args, config)
+            sweep = check(args.paths, ledger_path=ledger, store=store, **opts)
             verdicts, records = gather_sweep(sweep, config, args)  # pixels, artifacts, page
+            from ..determinism.pending import keep
+
+            keep(verdicts, sweep.readings, config.root, store,
+                 args.artifacts.absolute() if args.artifacts else None)
             # after the evidence: a bounded excuse holds only within its measured bounds
             status = max(exit_status(verdicts), 1 if sweep.problems else 0)
             out = _check_output(verdicts, records, args.json, sweep.problems, ledger)
