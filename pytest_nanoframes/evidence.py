@@ -97,7 +97,7 @@ def keep_pending(state: State) -> None:
                            {k: v for k, v in r.items() if k not in _NOT_VERDICT}, tag,
                            tuple(r["pending_frames"]))
                    for key, r in sorted(state.results.items()) if r.get("pending_entry")]
-        keep_all(pending, state.nf_config.root, opts.store, opts.artifacts)
+        keep_all(pending, state.nf_config.root, opts.store, opts.artifacts, opts.html)
     except NanoframesError as exc:
         state.session_errors.append(str(exc))
 

@@ -138,7 +138,8 @@ def run(args: argparse.Namespace) -> int:
             from ..determinism.pending import keep
 
             keep(verdicts, sweep.readings, config.root, store,
-                 args.artifacts.absolute() if args.artifacts else None)
+                 args.artifacts.absolute() if args.artifacts else None,
+                 args.html.absolute() if args.html else None)
             # after the evidence: a bounded excuse holds only within its measured bounds
             status = max(exit_status(verdicts), 1 if sweep.problems else 0)
             out = _check_output(verdicts, records, args.json, sweep.problems, ledger)

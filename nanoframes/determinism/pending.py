@@ -82,7 +82,7 @@ def frames_of(reading: Reading) -> tuple[str, ...]:
 
 
 def save(directory: Path, pending: list[Pending], store_root: Path | None = None,
-         with_frames: bool = False) -> Path:
+         with_frames: bool = False, report: Path | None = None) -> Path:
     """Replace ``directory``'s pending readings with ``pending``; ``with_frames``:
     copy each one's frames from the store beside them (artifacts travel alone)."""
     directory = Path(directory)
@@ -101,6 +101,8 @@ def save(directory: Path, pending: list[Pending], store_root: Path | None = None
                                        code="output-failed", durable=False)
     data = {"version": VERSION, "readings": {p.key: p.to_json() for p in
                                              sorted(pending, key=lambda p: p.key)}}
+    if report is not None:  # the check's HTML page: review opens each one's section
+        data["report"] = Path(report).absolute().as_uri()
     path = directory / READINGS
     write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(),
                        code="output-failed")
@@ -114,6 +116,7 @@ class Source:
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
         self._zip: zipfile.ZipFile | None = None
+        self.report: str | None = None  # the page of the check that read them
         self._prefix = ""
         if self.path.is_file():
             try:
@@ -162,6 +165,7 @@ class Source:
             data = json.loads(raw)
             if data.get("version") != VERSION:
                 raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
+            self.report = data.get("report") if self._zip is None else None
             return {key: Pending(key, Entry.from_json(key, item["entry"], self.path),
                                  item["verdict"], str(item["platform"]),
                                  tuple(str(d) for d in item["frames"]))
@@ -190,23 +194,31 @@ def forget(root: Path, keys: Iterable[str]) -> None:
     except NanoframesError:
         return
     kept = [p for k, p in pending.items() if k not in keys]
-    save(found.path, kept)
+    save(found.path, kept, report=_path_of(found.report))
+
+
+def _path_of(uri: str | None) -> Path | None:
+    from urllib.parse import unquote, urlparse
+
+    return Path(unquote(urlparse(uri).path)) if uri else None
 
 
 def keep(verdicts: Iterable[Verdict], readings: Mapping[str, Reading], root: Path,
-         store_root: Path | None, artifacts: Path | None = None) -> list[Pending]:
+         store_root: Path | None, artifacts: Path | None = None,
+         report: Path | None = None) -> list[Pending]:
     """After a check: replace the project's pending readings (and, with ``artifacts``,
     write them with their frames into ``artifacts/pending``)."""
     from .platforms import platform_tag
 
-    return keep_all(pending_of(verdicts, readings, platform_tag()), root, store_root, artifacts)
+    return keep_all(pending_of(verdicts, readings, platform_tag()), root, store_root, artifacts,
+                    report)
 
 
 def keep_all(pending: list[Pending], root: Path, store_root: Path | None,
-             artifacts: Path | None = None) -> list[Pending]:
+             artifacts: Path | None = None, report: Path | None = None) -> list[Pending]:
     """``keep`` for readings already made pending (the plugin's, gathered from items)."""
     state_dir(root, create=True, code="output-failed")  # with its .gitignore
-    save(local_dir(root), pending)
+    save(local_dir(root), pending, report=report)
     if artifacts is not None:
         save(Path(artifacts) / "pending", pending, store_root, with_frames=True)
     return pending
