@@ -98,18 +98,34 @@ def test_a_regression_needs_force(tmp_path: Path, other_build: Path) -> None:  #
     assert "films/a.nf.svg" not in pending(root)
 
 
+NF_CHECK = """
+def test_drawn(nf):
+    nf.check(open("films/a.nf.svg").read().replace("#cc0000", "{fill}"))
+"""
+
+
 def test_the_plugin_keeps_pending_readings(tmp_path: Path) -> None:
+    """pytest --nf-check keeps collected files' and nf.check's readings alike."""
     root = cli_project(tmp_path / "p")
     (root / "pyproject.toml").write_text(
         '[tool.nanoframes]\ncompositions = ["films/*.nf.svg"]\n'
-        '[tool.pytest.ini_options]\ntestpaths = ["films"]\n')
-    ok(nf(root, "digest", "--record"))
+        '[tool.pytest.ini_options]\ntestpaths = ["films", "tests"]\n')
+    (root / "tests").mkdir()
+    test = root / "tests" / "test_drawn.py"
+    test.write_text(NF_CHECK.replace("{fill}", "#cc0000"))
+    ok(pytest_run(root, "--nf-record"))
     write_film(root, "b", "#00cccc")
-    done = pytest_run(root, "--nf-check", "--nf-strict")
+    test.write_text(NF_CHECK.replace("{fill}", "#00cc00"))
+    done = pytest_run(root, "--nf-check", "--nf-strict", "--nf-artifacts", "art")
     assert done.returncode == 1, done.stdout
-    assert list(pending(root)) == ["films/b.nf.svg"]
+    keys = ["films/b.nf.svg", "tests/test_drawn.py::test_drawn"]
+    assert list(pending(root)) == keys
+    assert list(json.loads((root / "art" / "pending" / "readings.json").read_text())[
+        "readings"]) == keys
     ok(nf(root, "accept", "films/b.nf.svg"))
-    ok(pytest_run(root, "--nf-check", "--nf-strict"))
+    done = nf(root, "accept", "tests/test_drawn.py::test_drawn")
+    assert done.returncode == 1 and "--nf-record" in done.stdout  # a test draws it
+    ok(pytest_run(root, "films", "--nf-check", "--nf-strict"))  # accepted: it matches
 
 
 @pytest.mark.parametrize("as_zip", [True, False])

@@ -135,3 +135,30 @@ def test_without_a_terminal_it_names_accept(tmp_path: Path) -> None:
 @pytest.fixture(autouse=True)
 def _no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("CI", raising=False)
+
+
+def test_review_what_ci_saw(tmp_path: Path, other_build: Path) -> None:  # noqa: F811
+    """review --from a CI run's artifacts: shown, accepted as the runner's platform
+    entry; the artifacts and this clone's own pending readings stay as they were."""
+    root = cli_project(tmp_path / "p")
+    assert nf(root, "digest", "--record").returncode == 0
+    ci = tmp_path / "ci"
+    import shutil
+
+    shutil.copytree(root, ci)
+    runner = {"NANOFRAMES_PLATFORM": "linux-ci", "NANOFRAMES_LIBTHORVG": str(other_build)}
+    done = other_machine(ci, "digest", "--check", "films/a.nf.svg", "--artifacts", "art",
+                         "--html", "art/index.html", **runner)
+    assert done.returncode == 1, done.stdout + done.stderr
+    child = spawn(root, "--from", str(ci / "art"))
+    child.expect("CHANGED films/a.nf.svg")
+    child.expect("read on linux-ci")
+    child.expect(CHOICES)
+    child.sendline("a")
+    child.expect(r"\[y/N\] ")  # another toolchain than the primary's: a platform entry?
+    child.sendline("y")
+    child.expect(r"accepted films/a.nf.svg \(platform entry linux-ci\)")
+    assert finish(child) == 0
+    assert list(entries(root)["films/a.nf.svg"]["platforms"]) == ["linux-ci"]
+    assert "films/a.nf.svg" in json.loads(
+        (ci / "art" / "pending" / "readings.json").read_text())["readings"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import NanoframesError
-from .ledger import Entry
+from .ledger import Entry, is_test_key
 from .pending import Pending, Source
 from .verdict import Kind
 
@@ -127,6 +127,10 @@ def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path
         if item.kind is Kind.REGRESSION and not force:
             out.refused.append(f"{item.key}: a regression (the same inputs drew other pixels): "
                                "accept it with --force if intended")
+            continue
+        if is_test_key(item.key):
+            out.refused.append(f"{item.key}: a test's composition (nf.check) cannot be compared "
+                               f"with a file: record it with pytest '{item.key}' --nf-record")
             continue
         try:
             local = local_identity(item.key, config)

@@ -29,12 +29,15 @@ def shown_lines(item: Pending, ledger: Ledger, config: Config,
 
     verdict = verdict_from_json(item.verdict)
     lines = [item.verdict.get("line") or f"{item.kind.value.upper()} {item.key}"]
+    # The pixel line the check measured (on the machine that read it, for --from).
+    summary = (item.verdict.get("evidence") or {}).get("summary")
+    if summary:
+        lines.append(f"  pixels: {summary}")
     recorded = ledger.entries.get(item.key)
-    if recorded is not None:
-        lines += accepting_lines(verdict, recorded, reading_of(item.key, item.entry), config,
-                                 store_root)[1:]
-    elif item.verdict.get("evidence") and item.verdict["evidence"].get("summary"):
-        lines.append(f"  pixels: {item.verdict['evidence']['summary']}")
+    if recorded is not None:  # the moved inputs in words (and, else, the store's pixels)
+        lines += [line for line in accepting_lines(
+            verdict, recorded, reading_of(item.key, item.entry), config, store_root)[1:]
+            if not (summary and line.startswith("  pixels: "))]
     if verdict.time_line:
         lines.append(f"  {verdict.time_line}")
     lines.append(f"  read on {item.platform}")
