@@ -80,12 +80,18 @@ def test_reject_forgets_and_an_unknown_key_is_one_line(tmp_path: Path) -> None:
     done = nf(root, "accept", "films/zzz.nf.svg")
     assert done.returncode == 2 and "error[pending-unknown]" in done.stderr
     assert "Traceback" not in done.stderr
+    (root / "not.zip").write_text("text")
+    for source, code in (("not.zip", "pending-unreadable"), ("films", "pending-none"),
+                         ("gone", "pending-unreadable")):
+        done = nf(root, "accept", "--from", source)
+        assert done.returncode == 2 and f"error[{code}]" in done.stderr, done.stderr
+        assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
     out = ok(nf(root, "reject", "films/a.nf.svg"))
     assert "rejected films/a.nf.svg" in out and pending(root) == {}
     assert (root / "tests" / "digests.json").read_bytes() == before
 
 
-def test_a_regression_needs_force(tmp_path: Path, other_build: Path) -> None:  # noqa: F811
+def test_a_regression_needs_force(tmp_path: Path) -> None:
     root = cli_project(tmp_path / "p")
     ok(nf(root, "digest", "--record"))
     # the same build, another drawing: the same inputs drew other pixels

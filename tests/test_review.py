@@ -5,7 +5,9 @@ regression asks twice; a reading under another toolchain offers a platform entry
 from __future__ import annotations
 
 import json
+import shutil
 import sys
+import time
 from pathlib import Path
 
 import pexpect
@@ -72,8 +74,6 @@ def test_accept_one_reject_one_open_the_report(tmp_path: Path) -> None:
     for _ in range(100):
         if opened.exists():
             break
-        import time
-
         time.sleep(0.1)
     assert opened.read_text().strip() == link  # the browser was asked for that section
     assert pending(root) == {}
@@ -143,8 +143,6 @@ def test_review_what_ci_saw(tmp_path: Path, other_build: Path) -> None:  # noqa:
     root = cli_project(tmp_path / "p")
     assert nf(root, "digest", "--record").returncode == 0
     ci = tmp_path / "ci"
-    import shutil
-
     shutil.copytree(root, ci)
     runner = {"NANOFRAMES_PLATFORM": "linux-ci", "NANOFRAMES_LIBTHORVG": str(other_build)}
     done = other_machine(ci, "digest", "--check", "films/a.nf.svg", "--artifacts", "art",
