@@ -170,3 +170,24 @@ def test_accept_what_ci_saw_under_another_build(tmp_path: Path, other_build: Pat
     done = other_machine(ci, "digest", "--check", "films/a.nf.svg", **runner)
     assert done.returncode == 0 and "MATCH films/a.nf.svg" in done.stdout, done.stdout
     assert "films/a.nf.svg" in ok(nf(root, "digest", "--check"))
+
+
+def test_a_laptop_accepts_what_the_primary_machine_read(tmp_path: Path,
+                                                        other_build: Path) -> None:  # noqa: F811
+    """The primary is the CI runner's drawing; a source edit, checked there, is accepted
+    on a laptop whose own build differs: as the primary (CI drew it with the primary's
+    renderer), not as a platform entry, and CI's next check matches."""
+    root = cli_project(tmp_path / "p")
+    ok(nf(root, "digest", "--record"))
+    ci = tmp_path / "ci"
+    shutil.copytree(root, ci)
+    for project in (root, ci):
+        write_film(project, "a", "#00cc00")
+    done = nf(ci, "digest", "--check", "--artifacts", "art", NANOFRAMES_PLATFORM="linux-ci")
+    assert done.returncode == 1 and "CHANGED films/a.nf.svg" in done.stdout
+    laptop = {"NANOFRAMES_PLATFORM": "macos-arm64", "NANOFRAMES_LIBTHORVG": str(other_build)}
+    out = ok(nf(root, "accept", "--from", str(ci / "art"), **laptop))
+    assert "accepted films/a.nf.svg: changed, source changed" in out, out
+    assert "platforms" not in ledger(root)["films/a.nf.svg"]
+    shutil.copy(root / "tests" / "digests.json", ci / "tests" / "digests.json")
+    ok(nf(ci, "digest", "--check"))

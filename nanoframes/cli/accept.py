@@ -79,7 +79,7 @@ def run(args: argparse.Namespace) -> int:
     ledger = args.ledger.absolute() if args.ledger else config.ledger_path
     out = accept(chosen, source, config=config, ledger_path=ledger,
                  store_root=store_path(args, config), force=args.force,
-                 platform=_platform(args.platform))
+                 platform=_platform(args.platform), from_elsewhere=args.source is not None)
     for line in out.accepted:
         print(line)
     for line in out.notes:

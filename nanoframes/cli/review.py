@@ -45,14 +45,13 @@ def _ask(prompt: str) -> str:
 
 def run(args: argparse.Namespace) -> int:
     from ..config import load_config, project_root
-    from ..determinism.acceptance import accept
+    from ..determinism.acceptance import accept, offers_platform
     from ..determinism.ledger import read_ledger
     from ..determinism.pending import forget, load
     from ..determinism.platforms import platform_tag
     from ..evidence.review import (
         CHOICES,
         is_regression,
-        offers_platform,
         report_of,
         section_link,
         shown_lines,
@@ -113,13 +112,13 @@ def run(args: argparse.Namespace) -> int:
                 counts["skipped"] += 1
                 continue
         platform = None
-        if offers_platform(item, ledger):
-            tag = item.platform if args.source is not None else platform_tag()
+        if args.source is None and offers_platform(item, ledger):  # --from: accept decides
+            tag = platform_tag()
             if _ask(f"read under another toolchain than the primary entry's: record it as "
                     f"platform entry {tag} beside the primary instead? [y/N] ") == "y":
                 platform = tag
         out = accept([item], source, config=config, ledger_path=ledger_path, store_root=store,
-                     force=force, platform=platform)
+                     force=force, platform=platform, from_elsewhere=args.source is not None)
         for line in out.accepted + ["  " + note for note in out.notes]:
             print(line)
         for line in out.refused:

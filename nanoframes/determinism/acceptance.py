@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..config import Config
 from ..errors import NanoframesError
-from .ledger import Entry, is_test_key
+from .ledger import Entry, Ledger, is_test_key, read_ledger
 from .pending import Pending, Source
 from .verdict import Kind
 
@@ -72,6 +72,21 @@ def read_list(path: Path) -> list[str]:
                               f"({exc})", path) from None
 
 
+def offers_platform(item: Pending, ledger: Ledger) -> bool:
+    """Drawn by another renderer build (libthorvg, its libraries) than the primary
+    entry's: it may be that machine's platform entry beside the primary."""
+    from .policy import other_renderer
+
+    recorded = ledger.entries.get(item.key)
+    return recorded is not None and other_renderer(item.entry, recorded)
+
+
+def platform_for(item: Pending, ledger: Ledger) -> str | None:
+    """The platform tag a reading taken elsewhere is accepted under: its reader's,
+    where another renderer build drew it than the primary's; else None (primary)."""
+    return item.platform if offers_platform(item, ledger) else None
+
+
 def shown_line(item: Pending) -> str:
     """What was read, as the check said it: ``changed, source changed (…)``."""
     line = str(item.verdict.get("line") or item.kind.value)
@@ -115,10 +130,13 @@ def _keep_frames(item: Pending, source: Source, store_root: Path | None) -> int:
 
 
 def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path: Path,
-           store_root: Path | None, force: bool = False, platform: str | None = None
-           ) -> Outcome:
+           store_root: Path | None, force: bool = False, platform: str | None = None,
+           from_elsewhere: bool = False) -> Outcome:
     """Write the ``chosen`` readings into the ledger; ``platform``: as that tag's
-    platform entries whatever toolchain read them."""
+    platform entries whatever toolchain read them. ``from_elsewhere`` (``--from``):
+    a reading drawn by another renderer build than the primary entry's becomes
+    its reader's platform entry (``platform_for``); else, as ``--record`` does, the
+    primary (review offers the platform entry: ``offers_platform``)."""
     from .recording import commit
 
     out = Outcome()
@@ -144,8 +162,8 @@ def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path
                                "(read under other inputs): not accepted")
             continue
         tag = platform
-        if tag is None and item.entry.identity.get("toolchain") != local["toolchain"]:
-            tag = item.platform
+        if tag is None and from_elsewhere:
+            tag = platform_for(item, read_ledger(ledger_path, empty_ok=True))
         missing = _keep_frames(item, source, store_root)
         if missing:
             out.notes.append(f"{item.key}: {missing} frame{'s' if missing != 1 else ''} not "

@@ -12,7 +12,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..config import Config
-from ..determinism.accept import toolchain_moved
 from ..determinism.ledger import Ledger
 from ..determinism.pending import Pending, Source
 from ..determinism.verdict import Kind
@@ -47,14 +46,6 @@ def shown_lines(item: Pending, ledger: Ledger, config: Config,
 def is_regression(item: Pending) -> bool:
     """A regression is accepted only after a second, explicit confirmation."""
     return item.kind is Kind.REGRESSION
-
-
-def offers_platform(item: Pending, ledger: Ledger) -> bool:
-    """Read under another toolchain than the primary entry's: it may rather be this
-    machine's platform entry beside the primary."""
-    from ..determinism.policy import verdict_from_json
-
-    return item.key in ledger.entries and toolchain_moved(verdict_from_json(item.verdict))
 
 
 def report_of(source: Source) -> str | None:
