@@ -66,6 +66,46 @@ def record_store(state: State) -> Path | None:
     return options(state).store if state.options.recording else None
 
 
+def reading_store(state: State) -> Path | None:
+    """Where a check or a recording keeps the frames it draws: a pending reading's
+    frames are there for ``nanoframes accept`` (None: the store is off)."""
+    return options(state).store
+
+
+def pending_payload(verdict: Verdict, reading: Reading | None) -> dict:
+    """What the controller needs to keep this item's reading as pending."""
+    from nanoframes.determinism.pending import frames_of, is_pending
+    from nanoframes.determinism.reading import entry_from_reading
+
+    if reading is None or not is_pending(verdict):
+        return {}
+    return {"pending_entry": entry_from_reading(reading).to_json(),
+            "pending_frames": list(frames_of(reading))}
+
+
+def keep_pending(state: State) -> None:
+    """(controller, after a check) The pending readings of every item, kept."""
+    from nanoframes.determinism.ledger import Entry
+    from nanoframes.determinism.pending import Pending, keep_all
+    from nanoframes.determinism.platforms import platform_tag
+    from nanoframes.errors import NanoframesError
+
+    opts = options(state)
+    try:
+        tag = platform_tag()
+        pending = [Pending(key, Entry.from_json(key, r["pending_entry"]),
+                           {k: v for k, v in r.items() if k not in _NOT_VERDICT}, tag,
+                           tuple(r["pending_frames"]))
+                   for key, r in sorted(state.results.items()) if r.get("pending_entry")]
+        keep_all(pending, state.nf_config.root, opts.store, opts.artifacts, opts.html)
+    except NanoframesError as exc:
+        state.session_errors.append(str(exc))
+
+
+_NOT_VERDICT = ("pending_entry", "pending_frames", "entry", "nf_record", "store_warning",
+                "kind", "outcome", "nodeid")
+
+
 def store_warning(state: State, reading: Reading | None) -> str | None:
     store = record_store(state)
     if store is None or reading is None:

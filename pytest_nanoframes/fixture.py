@@ -124,7 +124,7 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
         verdict, reading = check_composition(
             comp, ekey, config=state.nf_config, ledger=ledger,
             samples=samples or options.samples, excused=state.excused(),
-            store=evidence.record_store(state), measure=True)
+            store=evidence.reading_store(state), measure=True)
     # pixel evidence, artifacts, the page's record: as for a collected file
     verdict, record = evidence.for_item(item, state, verdict, reading, comp=comp)
     outcome = decide(verdict, recording=options.recording, strict=options.strictness,
@@ -133,6 +133,7 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
     payload = verdict_json(verdict)
     payload.update(kind="composition", outcome=outcome.status, entry=None, nf_record=record,
                    store_warning=evidence.store_warning(state, reading))
+    payload.update(evidence.pending_payload(verdict, reading))
     if outcome.record and reading is not None:
         payload["entry"] = entry_from_reading(reading).to_json()
     checks.append(payload)

@@ -156,7 +156,7 @@ class CompositionItem(_Item):
             # xdist spreads items over processes; one worker per process is enough, and
             # a crash in ThorVG there is this item's error, not the session's end
             pool=state.drawing_pool(),
-            excused=state.excused(), store=evidence.record_store(state),
+            excused=state.excused(), store=evidence.reading_store(state),
         )
         verdict, record = evidence.for_item(self, state, verdict, reading)  # pixel evidence
         outcome = decide(verdict, recording=options.recording, strict=options.strictness,
@@ -165,6 +165,7 @@ class CompositionItem(_Item):
         payload = verdict_json(verdict)
         payload.update(kind="composition", outcome=outcome.status, entry=None, nf_record=record,
                        store_warning=evidence.store_warning(state, reading))
+        payload.update(evidence.pending_payload(verdict, reading))
         if options.recording and reading is not None and verdict.kind is not Kind.ERROR:
             # Every reading goes to the controller: policy.plan_record, the CLI's rules,
             # decides there (under the ledger's lock) what is recorded and what refused.

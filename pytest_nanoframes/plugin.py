@@ -253,6 +253,8 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
         return
     if state.options.recording:
         state.record(before_commit=lambda fresh: evidence.say_what_is_accepted(state, fresh))
+    else:  # a check: what did not match is kept for `nanoframes accept` and review
+        evidence.keep_pending(state)
     evidence.finish(state, session, exitstatus)  # --nf-artifacts manifest, --nf-html page
     summary.finish(state)  # --nf-summary: the Markdown job summary
     if state.options.report is not None:

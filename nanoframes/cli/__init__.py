@@ -39,7 +39,7 @@ from ..errors import NanoframesError  # noqa: E402
 # Subcommand modules, in the order `nanoframes --help` lists them.
 COMMANDS = (
     "render", "video", "svg", "digest", "ledger", "identity", "measure", "check", "fonts",
-    "cache", "store", "diff", "strip", "init",
+    "cache", "store", "diff", "strip", "init", "accept", "review",
 )
 
 

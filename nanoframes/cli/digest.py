@@ -132,8 +132,10 @@ def run(args: argparse.Namespace) -> int:
             if result.store_warning:
                 print(f"nanoframes: warning: {result.store_warning}", file=sys.stderr)
         elif args.check:
-            sweep = check(args.paths, ledger_path=ledger, **opts)
+            store = store_path(args, config)
+            sweep = check(args.paths, ledger_path=ledger, store=store, **opts)
             verdicts, records = gather_sweep(sweep, config, args)  # pixels, artifacts, page
+            _keep_pending(verdicts, sweep, config, store, args)
             # after the evidence: a bounded excuse holds only within its measured bounds
             status = max(exit_status(verdicts), 1 if sweep.problems else 0)
             out = _check_output(verdicts, records, args.json, sweep.problems, ledger)
@@ -150,6 +152,21 @@ def run(args: argparse.Namespace) -> int:
         out["ledger"] = os.fspath(ledger)
         print(json.dumps(out, indent=2, ensure_ascii=False))
     return status
+
+
+def _keep_pending(verdicts: list[Verdict], sweep, config, store: Path | None,
+                  args: argparse.Namespace) -> None:
+    """What did not match, kept for `nanoframes accept` and `review` (a folder that
+    cannot be written is a warning: the check's verdicts stand)."""
+    from ..determinism.pending import keep
+    from ..errors import NanoframesError
+
+    try:
+        keep(verdicts, sweep.readings, config.root, store,
+             args.artifacts.absolute() if args.artifacts else None,
+             args.html.absolute() if args.html else None)
+    except NanoframesError as exc:
+        print(f"nanoframes: warning: pending readings not kept: {exc}", file=sys.stderr)
 
 
 def _platform(value: str | None) -> str | None:

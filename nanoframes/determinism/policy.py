@@ -159,6 +159,12 @@ def _renderer_parts(entry: Entry, like: Entry | None = None) -> tuple[str, ...]:
     return tuple(str(parts.get(p, "")) for p in ("thorvg-python", "libthorvg", *libraries))
 
 
+def other_renderer(entry: Entry, recorded: Entry) -> bool:
+    """Was ``entry`` drawn by another renderer build than the primary ``recorded``
+    (another machine's libthorvg or libraries, not merely an edit of nanoframes)?"""
+    return _renderer_parts(recorded) != _renderer_parts(entry, like=recorded)
+
+
 def _without_outdated(key: str, recorded: Entry, notes: list[str]) -> Entry:
     """The primary kept as it is, less platform entries taken under an older source."""
     outdated = outdated_platforms(recorded)

@@ -257,13 +257,14 @@ def _result(path: Path, started: PendingReading | Verdict) -> Reading | Verdict:
 
 def check(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | None = None,
           samples: int | None = None, jobs: int = 1, dedup: bool = True, all_: bool = False,
-          progress: Progress | None = None) -> SweepResult:
-    """Verdicts for every collected composition, plus stale entries on a full sweep."""
+          progress: Progress | None = None, store: Path | None = None) -> SweepResult:
+    """Verdicts for every collected composition, plus stale entries on a full sweep.
+    With ``store``, the frames drawn are kept there (a pending reading's frames)."""
     ledger = read_ledger(Path(ledger_path) if ledger_path else config.ledger_path)
     require_coverage(paths, config, ledger, all_)
     full = is_full(paths, all_)
     targets = collect(paths, config, all_)
-    verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress)
+    verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress, store)
     if full:
         excused = excused_list(config)
         seen = {v.key for v in verdicts}

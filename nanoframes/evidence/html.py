@@ -14,6 +14,7 @@ page once every image has decoded (``data-images="decoded"`` on ``<body>``).
 from __future__ import annotations
 
 import os
+import re
 from html import escape
 from pathlib import Path
 
@@ -41,6 +42,21 @@ document.querySelectorAll('img').forEach(function(i){if(!(i.complete&&i.naturalW
 document.body.dataset.images=ok?'decoded':'broken';});
 """
 
+# A checkbox per pending composition; the button saves the ticked keys as
+# accept.json (a download: the page is static), for `nanoframes accept --list`.
+ACCEPT_SCRIPT = """
+function nfSaveAccept(){var keys=[];
+document.querySelectorAll('input.nf-accept:checked').forEach(function(c){keys.push(c.value);});
+var text=JSON.stringify({accept:keys},null,2)+'\\n';document.body.dataset.accept=text;
+var a=document.createElement('a');a.download='accept.json';
+a.href=URL.createObjectURL(new Blob([text],{type:'application/json'}));
+document.body.appendChild(a);a.click();a.remove();}
+"""
+ACCEPT_BAR = ('<p class="accept-bar"><button id="nf-save-accept" type="button" '
+              'onclick="nfSaveAccept()">save accept.json</button> with the ticked '
+              'compositions, then run <code>nanoframes accept --list accept.json</code> '
+              '(or review them one by one: <code>nanoframes review</code>)</p>')
+
 # The page's sections, in the order a reviewer reads them: what fails first.
 SECTIONS = (("failed", "failed"), ("changed", "changed"), ("excused", "excused"),
             ("match", "match"))
@@ -56,6 +72,17 @@ def section_of(record: dict) -> str:
     if record.get("excused"):
         return "excused"
     return "changed" if record["verdict"] == "changed" else "match"
+
+
+def anchor_of(key: str) -> str:
+    """A composition's stable anchor on the page (``nanoframes review`` links it)."""
+    return "k-" + re.sub(r"[^A-Za-z0-9_.-]", "-", key)
+
+
+def is_pending(record: dict) -> bool:
+    """A record whose reading a check keeps pending (determinism/pending.py)."""
+    kind = record["verdict"]
+    return kind not in ("error", "stale") and not (kind == "match" and not record.get("reasons"))
 
 
 def _img(src: str, alt: str) -> str:
@@ -136,10 +163,14 @@ def _section(record: dict, n: int, base: str, frames_option: str) -> str:
              if record.get("sheet") else "")
     test = (f'<p class="test">test <code>{escape(record["nodeid"])}</code></p>'
             if record.get("nodeid") and record["nodeid"] != record["composition"] else "")
+    key = record["composition"]
+    pick = (f'<label class="accept"><input type="checkbox" class="nf-accept" '
+            f'value="{escape(key)}"> accept</label> ' if is_pending(record) else "")
     return (f'<section id="{anchor}" data-verdict="{escape(kind)}" '
-            f'data-section="{section_of(record)}">'
-            f'<h3><span class="{cls}">{escape(kind.upper())}</span> '
-            f'{escape(record["composition"])}</h3>{test}'
+            f'data-section="{section_of(record)}" data-key="{escape(key)}">'
+            f'<a id="{escape(anchor_of(key))}"></a>'
+            f'<h3>{pick}<span class="{cls}">{escape(kind.upper())}</span> '
+            f'{escape(key)}</h3>{test}'
             f'<p class="line">{escape(record["line"])}</p>{reasons}{summary}'
             f'{_frames(record, base, frames_option)}{_moved(record.get("moved") or [])}'
             f"{sheet}</section>")
@@ -157,6 +188,8 @@ def page(records: list[dict], base: str, title: str, partial: str | None = None,
     tally = (f"<nav class=tally>{n} item{'s' if n != 1 else ''}: "
              f"{', '.join(links) or 'nothing was checked'}</nav>")
     note = f'<p class="partial">{escape(partial)}</p>' if partial else ""
+    if any(is_pending(r) for r in records):
+        note += ACCEPT_BAR
     body, count = [], 0
     for name, label in SECTIONS:
         if not groups[name]:
@@ -167,7 +200,7 @@ def page(records: list[dict], base: str, title: str, partial: str | None = None,
             count += 1
     return (f"<!doctype html><html lang=en><head><meta charset=utf-8>"
             f"<title>{escape(title)}</title><style>{STYLE}</style>"
-            f"<script>{SCRIPT}</script></head><body data-images=pending>"
+            f"<script>{SCRIPT}{ACCEPT_SCRIPT}</script></head><body data-images=pending>"
             f"<h1>{escape(title)}</h1>{note}{tally}{''.join(body)}</body></html>\n")
 
 

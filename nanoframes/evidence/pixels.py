@@ -85,8 +85,9 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
     kept = {i: store.get(fresh[i]) for i in listed if i in fresh and store.candidates(fresh[i])}\
         if store is not None else {}
     to_draw = [i for i in listed if kept.get(i) is None]
-    if to_draw and not draw:
+    if to_draw and not draw:  # compared only where the store holds the fresh frame too
         unavailable += to_draw
+        listed = [i for i in listed if i not in set(to_draw)]
         to_draw = []
     drawn = opened().frames(to_draw) if to_draw else iter(())
     for index, frame in _merged(listed, kept, drawn):

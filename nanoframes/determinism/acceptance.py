@@ -1,0 +1,184 @@
+"""Accepting pending readings into the ledger without drawing them again.
+
+Each chosen reading is checked against the local files first: its source,
+media and fonts identity must equal theirs (else it is stale, refused one line
+per key). A regression is accepted only when forced. A reading taken under
+another toolchain than the local one becomes a platform entry tagged with the
+machine that read it (``policy``'s rules: none where it draws the primary). Its
+frames go into the local store, each verified against its digest. The ledger
+is written through ``recording.commit``: locked, re-read, merged by key, sealed.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..config import Config
+from ..errors import NanoframesError
+from .ledger import Entry, Ledger, is_test_key, read_ledger
+from .pending import Pending, Source
+from .verdict import Kind
+
+ACCEPTABLE = (Kind.CHANGED, Kind.ABSENT, Kind.MATCH)  # what --all-changed takes
+MAX_LIST = 8 << 20
+
+
+@dataclass
+class Outcome:
+    accepted: list[str] = field(default_factory=list)   # one line each
+    refused: list[str] = field(default_factory=list)    # one line each
+    notes: list[str] = field(default_factory=list)
+    keys: list[str] = field(default_factory=list)       # the keys written
+
+    @property
+    def exit_status(self) -> int:
+        return 1 if self.refused else 0
+
+
+def choose(pending: Mapping[str, Pending], keys: Iterable[str], all_changed: bool = False
+           ) -> list[Pending]:
+    """The pending readings named (an unknown key: one error naming what is pending),
+    plus, with ``all_changed``, every one that is not a regression."""
+    chosen = {}
+    for key in keys:
+        if key not in pending:
+            listed = ", ".join(sorted(pending)) or "none"
+            raise NanoframesError("pending-unknown", f"{key} has no pending reading "
+                                  f"(pending: {listed})")
+        chosen[key] = pending[key]
+    if all_changed:
+        chosen.update({k: p for k, p in pending.items() if p.kind in ACCEPTABLE})
+    return [chosen[k] for k in sorted(chosen)]
+
+
+def read_list(path: Path) -> list[str]:
+    """The keys of an ``accept.json`` the HTML report saved: ``{"accept": [KEY, ...]}``."""
+    try:
+        if Path(path).stat().st_size > MAX_LIST:
+            raise ValueError("too large")
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        keys = data["accept"]
+        if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
+            raise ValueError('"accept" must be a list of keys')
+        return keys
+    except OSError as exc:
+        raise NanoframesError("accept-list-invalid", f"cannot read: {exc.strerror}",
+                              path) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise NanoframesError("accept-list-invalid", f'expected {{"accept": [KEY, ...]}} '
+                              f"({exc})", path) from None
+
+
+def offers_platform(item: Pending, ledger: Ledger) -> bool:
+    """Drawn by another renderer build (libthorvg, its libraries) than the primary
+    entry's: it may be that machine's platform entry beside the primary."""
+    from .policy import other_renderer
+
+    recorded = ledger.entries.get(item.key)
+    return recorded is not None and other_renderer(item.entry, recorded)
+
+
+def platform_for(item: Pending, ledger: Ledger) -> str | None:
+    """The platform tag a reading taken elsewhere is accepted under: its reader's,
+    where another renderer build drew it than the primary's; else None (primary)."""
+    return item.platform if offers_platform(item, ledger) else None
+
+
+def shown_line(item: Pending) -> str:
+    """What was read, as the check said it: ``changed, source changed (…)``."""
+    line = str(item.verdict.get("line") or item.kind.value)
+    return line.split(": ", 1)[1] if ": " in line else line
+
+
+def local_identity(key: str, config: Config) -> dict[str, str]:
+    from ..frames.film import Film
+    from .reading import composition_identity
+
+    film = Film.open(config.root / key, config.root)
+    return composition_identity(film.comp, film.baker).as_dict()
+
+
+def _stale(item: Pending, local: Mapping[str, str]) -> list[str]:
+    return [n for n in ("source", "media", "fonts") if local[n] != item.entry.identity.get(n)]
+
+
+def _keep_frames(item: Pending, source: Source, store_root: Path | None) -> int:
+    """Copy the reading's frames into the store (verified); how many are missing."""
+    if store_root is None:
+        return 0
+    from ..frames.digest import frame_digest
+    from ..frames.store import Store, decode_png
+
+    store = Store(store_root, warn=None)
+    missing = 0
+    for digest in item.frames:
+        if store.has(digest):
+            continue
+        data = source.frame(digest)
+        try:
+            rgba = decode_png(data) if data is not None else None
+        except (NanoframesError, ValueError, OSError):
+            rgba = None
+        if rgba is None or frame_digest(rgba) != digest:
+            missing += 1
+            continue
+        store.put(rgba, digest)
+    return missing
+
+
+def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path: Path,
+           store_root: Path | None, force: bool = False, platform: str | None = None,
+           from_elsewhere: bool = False) -> Outcome:
+    """Write the ``chosen`` readings into the ledger; ``platform``: as that tag's
+    platform entries whatever toolchain read them. ``from_elsewhere`` (``--from``):
+    a reading drawn by another renderer build than the primary entry's becomes
+    its reader's platform entry (``platform_for``); else, as ``--record`` does, the
+    primary (review offers the platform entry: ``offers_platform``)."""
+    from .recording import commit
+
+    out = Outcome()
+    groups: dict[str | None, dict[str, Entry]] = {}
+    for item in chosen:
+        if item.kind is Kind.REGRESSION and not force:
+            out.refused.append(f"{item.key}: a regression (the same inputs drew other pixels): "
+                               "accept it with --force if intended")
+            continue
+        if is_test_key(item.key):
+            out.refused.append(f"{item.key}: a test's composition (nf.check) cannot be compared "
+                               f"with a file: record it with pytest '{item.key}' --nf-record")
+            continue
+        try:
+            local = local_identity(item.key, config)
+        except (NanoframesError, OSError) as exc:
+            out.refused.append(f"{item.key}: cannot be compared with the local files ({exc})")
+            continue
+        moved = _stale(item, local)
+        if moved:
+            out.refused.append(f"{item.key}: stale: its {', '.join(moved)} differ"
+                               f"{'s' if len(moved) == 1 else ''} from the local files' "
+                               "(read under other inputs): not accepted")
+            continue
+        tag = platform
+        if tag is None and from_elsewhere:
+            tag = platform_for(item, read_ledger(ledger_path, empty_ok=True))
+        missing = _keep_frames(item, source, store_root)
+        if missing:
+            out.notes.append(f"{item.key}: {missing} frame{'s' if missing != 1 else ''} not "
+                             "in the readings' folder: the store lacks "
+                             f"{'them' if missing != 1 else 'it'}")
+        groups.setdefault(tag, {})[item.key] = item.entry
+    shown = {item.key: shown_line(item) for item in chosen}
+    for tag, fresh in sorted(groups.items(), key=lambda kv: kv[0] or ""):
+        done = commit(ledger_path, fresh, force=force, root=config.root, platform=tag)
+        out.notes += done.notes
+        refused = {v.key for v in done.refused}
+        out.refused += [f"{v.key}: {v.line()}" for v in done.refused]
+        for key in sorted(set(fresh) - refused):
+            out.keys.append(key)
+            out.accepted.append(f"accepted {key}" + (f" (platform entry {tag})" if tag else "")
+                                + f": {shown[key]}")
+    out.keys.sort()
+    return out
