@@ -28,7 +28,7 @@ from .errors import NanoframesError
 from .frames import digest as _digest
 from .frames.film import Film
 from .lint import Finding, lint_composition
-from .model.composition import MAX_FILE_BYTES, Composition, parse, parse_bytes
+from .model.composition import MAX_FILE_BYTES, Composition, from_text, parse
 
 __all__ = [
     "Composition",
@@ -77,18 +77,11 @@ def load(path_or_text: str | bytes | os.PathLike[str], base: str | os.PathLike[s
         if len(data) > MAX_FILE_BYTES:
             raise NanoframesError("file-too-large", f"{len(data)} bytes; the limit is "
                                   f"{MAX_FILE_BYTES}", path)
-        comp = parse_bytes(bytes(data), path, find_project_root(directory))
-        return _with_text(comp, bytes(data))
+        return from_text(bytes(data), path, find_project_root(directory))
     if base is not None:
         raise ValueError("base applies to text only: a file's references resolve against "
                          "its own directory")
     return parse(path_or_text)
-
-
-def _with_text(comp: Composition, data: bytes) -> Composition:
-    from dataclasses import replace
-
-    return replace(comp, text=data)
 
 
 def _comp(comp: Source) -> Composition:

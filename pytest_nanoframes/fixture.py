@@ -124,7 +124,10 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
         verdict, reading = check_composition(
             comp, ekey, config=state.nf_config, ledger=ledger,
             samples=samples or options.samples, excused=state.excused(),
-            store=evidence.reading_store(state), measure=True)
+            store=evidence.reading_store(state), measure=True,
+            # drawn by this process's drawing worker, as collected items are: a crash
+            # in ThorVG fails this test, never the session (decision 0030)
+            pool=state.drawing_pool())
     # pixel evidence, artifacts, the page's record: as for a collected file
     verdict, record = evidence.for_item(item, state, verdict, reading, comp=comp)
     outcome = decide(verdict, recording=options.recording, strict=options.strictness,

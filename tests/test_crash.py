@@ -171,6 +171,43 @@ def test_under_the_plugin_a_crash_fails_its_item_and_the_session_goes_on(
         .replace("ThorVG crashed", "")
 
 
+TEXT_TESTS = """
+import pathlib
+
+HERE = pathlib.Path(__file__).parent
+
+
+def test_from_text(nf):
+    nf.check((HERE.parent / "a.nf.svg").read_text())
+
+
+def test_after(nf):  # two frames: no frame 3 to crash on
+    nf.check((HERE.parent / "c.nf.svg").read_text().replace('data-duration="1"',
+                                                            'data-duration="0.2"'))
+"""
+
+
+@pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
+def test_a_crash_in_a_test_built_composition_fails_that_test_only(
+        proj: Path, xdist: list[str]) -> None:
+    """nf.check's compositions, built from text, are drawn by the plugin's drawing
+    worker too: a crash in ThorVG fails that test, and the session goes on."""
+    (proj / "tests").mkdir(exist_ok=True)
+    (proj / "tests" / "test_text.py").write_text(TEXT_TESTS)
+    pytest_cmd = [sys.executable, "-m", "pytest", "-p", "no:randomly", "-q",
+                  "-p", "no:cacheprovider"]
+    recorded = _run(proj, [*pytest_cmd, "--nf-record", "tests/test_text.py"], None)
+    assert recorded.returncode == 0, recorded.stdout + recorded.stderr
+    out = _run(proj, [*pytest_cmd, *xdist, "tests/test_text.py"], "draw:<text>:3:segv",
+               timeout=300)
+    text = out.stdout + out.stderr
+    assert out.returncode == 1, text
+    assert "1 failed, 1 passed" in text, text
+    assert "error[render-crashed]: ThorVG crashed (SIGSEGV) while drawing frame 3" in text
+    assert "Traceback" not in text and "Fatal Python" not in text
+    assert "node down" not in text
+
+
 def test_a_crash_inside_thorvg_is_a_real_signal(tmp_path: Path) -> None:
     """The testing aid is no mock: the process dies of the signal, inside libthorvg."""
     code = ("import os\nfrom nanoframes.engine import site\nfrom nanoframes.engine.raster "

@@ -278,10 +278,12 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
 def check_composition(comp: Composition, key: str, *, config: Config | None = None,
                       ledger: Ledger | None = None, samples: int | None = None,
                       excused: Mapping[str, str] | None = None, store: Path | None = None,
-                      measure: bool = False) -> tuple[Verdict, Reading | None]:
+                      measure: bool = False, pool: Executor | None = None
+                      ) -> tuple[Verdict, Reading | None]:
     """``check_one`` for a composition already parsed (from a file, or from text with
-    ``key`` naming its ledger entry), drawn in this process. With ``store``, its frames
-    are kept there (recording). ``measure``: the caller measures a bounded excuse
+    ``key`` naming its ledger entry), drawn in this process or, with ``pool``, by its
+    worker (where a crash in ThorVG is this check's ``render-crashed``). With
+    ``store``, its frames are kept there. ``measure``: the caller measures a bounded excuse
     against the pixels (evidence/pixels.py), so it is left for the caller to judge."""
     config = config if config is not None else load_config(comp.project_root)
     if ledger is None:
@@ -292,6 +294,9 @@ def check_composition(comp: Composition, key: str, *, config: Config | None = No
         pending = start_reading(comp.path, config=config, samples=samples, comp=comp,
                                 store=store)
         pending.key = key
+        if pool is not None:  # drawn there: a crash in ThorVG is this check's error
+            digests = tuple(film_digests(pending._film, pending.indices, pool=pool))
+            pending.attach([_done((digests, pending.inputs))])
         reading = pending.result()
     except NanoframesError as exc:
         return error(key, str(exc)), None

@@ -26,7 +26,7 @@ from ..bake.baker import Baker
 from ..engine import site
 from ..engine.raster import get_rasterizer
 from ..errors import NanoframesError
-from ..model.composition import Composition, parse
+from ..model.composition import Composition, from_text, parse
 from . import workers
 from .digest import frame_digest
 from .scale import scaled_size
@@ -241,8 +241,9 @@ def chunks(indices: Sequence[int], parts: int) -> list[list[int]]:
 # an error, never a film drawn partly from each version.
 
 def _digest_task(path: str, root: str | None, indices: list[int], dedup: bool,
-                 store: str | None = None) -> tuple[list[str], tuple]:
-    film = _worker_film(path, root, dedup)
+                 store: str | None = None, text: bytes | None = None
+                 ) -> tuple[list[str], tuple]:
+    film = _worker_film(path, root, dedup, text=text)
     # the worker keeps its own frames: the store is a directory and writes are atomic
     if store is None:
         film.store = None
@@ -263,19 +264,26 @@ _worker_films: dict[tuple, Film] = {}
 _inherited: Film | None = None
 
 
-def _film_key(path: str, root: str | None, dedup: bool, scale: float) -> tuple:
+def _film_key(path: str, root: str | None, dedup: bool, scale: float,
+              text: bytes | None = None) -> tuple:
+    if text is not None:  # a composition built from text (a test's nf.check): its bytes
+        return path, root, dedup, scale, hashlib.sha256(text).hexdigest()
     st = os.stat(path)
     return path, root, dedup, scale, st.st_mtime_ns, st.st_size  # never a stale film
 
 
-def _worker_film(path: str, root: str | None, dedup: bool, scale: float = 1.0) -> Film:
-    if _inherited is not None and task_args(_inherited) == (path, root, dedup, scale):
+def _worker_film(path: str, root: str | None, dedup: bool, scale: float = 1.0,
+                 text: bytes | None = None) -> Film:
+    if (text is None and _inherited is not None
+            and task_args(_inherited) == (path, root, dedup, scale)):
         return _inherited
-    key = _film_key(path, root, dedup, scale)
+    key = _film_key(path, root, dedup, scale, text)
     film = _worker_films.get(key)
     if film is None:
         _worker_films.clear()  # one composition at a time per worker: bounded memory
-        film = _worker_films[key] = Film.open(path, Path(root) if root else None, dedup, scale)
+        film = _worker_films[key] = (
+            Film.open(path, Path(root) if root else None, dedup, scale) if text is None
+            else Film(from_text(text, Path(path), Path(root) if root else None), dedup=dedup))
     # pipeline only where this worker has a second CPU to itself; otherwise
     # the pool alone keeps every CPU busy (the bytes are the same either way)
     film.draw_thread = workers.threads_to_spare
@@ -339,10 +347,12 @@ def submit_digests(comp: Composition, indices: Sequence[int], pool: Executor, pa
                    dedup: bool = True, store: Path | None = None) -> list[Future]:
     """Queue a composition's frames on worker processes in ``parts`` contiguous runs;
     the futures' results, concatenated, are the digests in index order. Each
-    worker parses the file itself: nothing big crosses a process boundary."""
+    worker parses the file itself (a composition built from text: its bytes), so
+    nothing big crosses a process boundary."""
     path, root = str(comp.path), str(comp.project_root)
     kept = str(store) if store is not None else None
-    return [pool.submit(_digest_task, path, root, c, dedup, kept)
+    # a composition built from text has no file to parse: its bytes travel instead
+    return [pool.submit(_digest_task, path, root, c, dedup, kept, comp.text)
             for c in chunks(indices, parts)]
 
 

@@ -137,6 +137,14 @@ def parse(path: str | Path, project_root: str | Path | None = None) -> Compositi
     return parse_bytes(data, path, root_dir)
 
 
+def from_text(data: bytes, path: Path, project_root: Path | None) -> Composition:
+    """A composition parsed from its text (``nanoframes.load``), keeping the bytes: the
+    same text parses to the same composition in any process (a drawing worker)."""
+    from dataclasses import replace
+
+    return replace(parse_bytes(data, path, project_root), text=data)
+
+
 def parse_bytes(data: bytes, path: Path, project_root: Path) -> Composition:
     if not data.strip():
         raise NanoframesError("xml-malformed", "the file is empty", path)
