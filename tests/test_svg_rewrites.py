@@ -15,11 +15,11 @@ import numpy as np
 import pytest
 from lxml import etree
 from PIL import Image
+from test_css import colour, frame  # rendered through ThorVG, read back
 
 from nanoframes.bake.baker import Baker
 from nanoframes.determinism.reading import composition_identity, media_items
 from nanoframes.errors import NanoframesError
-from nanoframes.frames.film import Film
 from nanoframes.lint import lint_file
 from nanoframes.model.composition import parse
 
@@ -41,15 +41,6 @@ def write(project: Path, body: str, name: str = "r.nf.svg", w: int = 80, h: int 
                     f'data-width="{w}" data-height="{h}" data-fps="10" data-duration="1" '
                     f'{root}>\n{body}\n</svg>')
     return path
-
-
-def frame(path: Path, index: int = 0) -> np.ndarray:
-    f = Film(parse(path))
-    return f.raster(f.document(index)).copy()
-
-
-def colour(px: np.ndarray, x: int, y: int) -> tuple[int, ...]:
-    return tuple(int(c) for c in px[y, x])
 
 
 def ink_box(px: np.ndarray) -> tuple[int, int, int, int]:
