@@ -191,3 +191,38 @@ def test_a_laptop_accepts_what_the_primary_machine_read(tmp_path: Path,
     assert "platforms" not in ledger(root)["films/a.nf.svg"]
     shutil.copy(root / "tests" / "digests.json", ci / "tests" / "digests.json")
     ok(nf(ci, "digest", "--check"))
+
+
+def test_hostile_artifacts_are_one_line(tmp_path: Path) -> None:
+    """accept --from reads what a CI run (or anyone) left: a readings file nested
+    100,000 deep is one line, never a RecursionError traceback."""
+    root = cli_project(tmp_path / "p")
+    ok(nf(root, "digest", "--record"))
+    source = tmp_path / "deep.zip"
+    with zipfile.ZipFile(source, "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("pending/readings.json", "[" * 100_000 + "]" * 100_000)
+    done = nf(root, "accept", "--from", str(source))
+    assert done.returncode == 2, done.stdout + done.stderr
+    assert "Traceback" not in done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error[pending-unreadable]" in lines[0], done.stderr
+
+
+def test_a_png_declaring_gigapixels_is_refused_before_decoding() -> None:
+    """A few bytes of PNG may declare 10,000 x 10,000 pixels (400 MB of RGBA; Pillow's
+    own bomb check starts at 179 Mpx): the one PNG decoder refuses it from its header,
+    past the largest canvas, before allocating anything."""
+    import struct
+    import zlib
+
+    from nanoframes.frames.png import decode_png
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return (struct.pack(">I", len(body)) + kind + body
+                + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF))
+
+    header = struct.pack(">IIBBBBB", 10_000, 10_000, 8, 6, 0, 0, 0)
+    png = (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header)
+           + chunk(b"IDAT", zlib.compress(b"\0")) + chunk(b"IEND", b""))
+    with pytest.raises(ValueError, match="declares 10000x10000 pixels"):
+        decode_png(png)

@@ -149,7 +149,9 @@ class Source:
                 info = self._zip.getinfo(self._prefix + name)
                 if info.file_size > limit:
                     return None
-                return self._zip.read(info)
+                with self._zip.open(info) as member:  # the declared size may lie
+                    data = member.read(limit + 1)
+                return data if len(data) <= limit else None
             path = self.path / name
             if not path.is_file() or path.stat().st_size > limit:
                 return None
@@ -172,7 +174,7 @@ class Source:
                     for key, item in data["readings"].items()}
         except NanoframesError:
             raise
-        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        except (ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
             raise NanoframesError("pending-unreadable", f"{READINGS} cannot be read ({exc})",
                                   self.path) from None
 

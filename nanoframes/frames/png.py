@@ -84,7 +84,14 @@ def decode_png(data: bytes | Path) -> np.ndarray:
     import numpy as np
     from PIL import Image
 
+    from ..model.limits import MAX_PIXELS  # a canvas's, and a scaled render's, largest
+
     source = io.BytesIO(data) if isinstance(data, bytes) else data
     with Image.open(source) as im:
+        # the header's size, before anything is decoded: no frame is larger than a
+        # canvas may be, and a few bytes must not declare gigabytes (accept --from)
+        if im.width * im.height > MAX_PIXELS:
+            raise ValueError(f"declares {im.width}x{im.height} pixels, over the "
+                             f"{MAX_PIXELS} a frame may have")
         im.load()
         return np.ascontiguousarray(np.asarray(im.convert("RGBA")))
