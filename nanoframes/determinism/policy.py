@@ -122,7 +122,7 @@ def _new_primary(key: str, entry: Entry, recorded: Entry | None, notes: list[str
     if recorded is None:
         return entry
     toolchain = entry.identity["toolchain"]
-    if _renderer_parts(recorded) != _renderer_parts(entry, like=recorded):
+    if other_renderer(entry, recorded):
         notes.append(f"{key}: recorded under another toolchain than the primary's: this "
                      f"replaces the primary entry; `{platform_command(record_hint)}` records "
                      f"this machine's reading beside it instead")
