@@ -13,10 +13,22 @@ comment on the line just above a fence says what to do with the block:
 - ``<!-- doctest: ledger -->``: the session's output depends on the committed
   ledger matching this code (``digest --check`` of the examples).
 
+Setup the reader need not see (an edit the prose describes, such as a ledger
+entry altered by hand; a directory to stand in) goes in an HTML comment of its
+own, which Markdown does not render::
+
+    <!-- doctest: setup
+    $ command
+    -->
+
+Its ``$`` lines run where they stand, in order with the sessions (``$ cd``
+included); each must succeed, and what it prints is not compared.
+
 In expected output, a line ``...`` stands for any number of lines and
 ``...`` inside a line for any text: that is how the parts that move on every
 code edit (the ``modules`` and ``toolchain`` digests, timings, temp paths) are
-elided. ``$ cd DIR`` changes the directory for the page's later commands.
+elided. A last line ``[exit N]`` shows the command's exit status, and is
+checked. ``$ cd DIR`` changes the directory for the page's later commands.
 docs/decisions/0019-doc-examples-are-executed.md says why this is ours and not
 a plugin.
 """
@@ -29,6 +41,7 @@ from dataclasses import dataclass, field
 ELLIPSIS = "..."
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 _MARKER = re.compile(r"^\s*<!--\s*doctest:\s*(\w+)\s*(.*?)\s*-->\s*$")
+_SETUP = re.compile(r"^\s*<!--\s*doctest:\s*setup\s*$")
 
 
 @dataclass
@@ -37,7 +50,7 @@ class Block:
 
     line: int  # of the opening fence, 1-based
     text: str
-    marker: str | None = None  # skip, file, ledger
+    marker: str | None = None  # skip, file, ledger, setup
     argument: str = ""
 
     @property
@@ -58,6 +71,13 @@ def blocks(text: str) -> list[Block]:
     found: list[Block] = []
     i = 0
     while i < len(lines):
+        if _SETUP.match(lines[i]):  # a hidden block: up to the comment's end
+            start, i = i, i + 1
+            while i < len(lines) and lines[i].strip() != "-->":
+                i += 1
+            found.append(Block(start + 1, "\n".join(lines[start + 1:i]) + "\n", "setup"))
+            i += 1
+            continue
         m = _FENCE.match(lines[i])
         if not m:
             i += 1

@@ -53,6 +53,16 @@ def ledger_is_behind_the_code() -> bool:
                for e in entries.values())
 
 
+def _run(cmd, cwd: Path, env: dict[str, str], tmp: Path):
+    """Run one command where the page stands; ``cd DIR`` moves the page instead."""
+    if cmd.command.startswith("cd "):
+        return (cwd / cmd.command[3:].strip()).resolve(), None
+    done = subprocess.run(["bash", "-c", cmd.command], cwd=cwd, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=600)
+    return cwd, done
+
+
 def _pages_with_sessions() -> list[Path]:
     return [p for p in PAGES if any(b.is_session for b in blocks(p.read_text("utf-8")))]
 
@@ -73,6 +83,12 @@ def test_every_session_shown_prints_what_the_page_shows(page: Path, tmp_path: Pa
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text)
     for block in page_blocks:
+        if block.marker == "setup":
+            for cmd in commands(block):
+                cwd, done = _run(cmd, cwd, env, tmp_path)
+                assert done is None or done.returncode == 0, (
+                    f"{name}:{cmd.line}: setup failed: $ {cmd.command}\n{done.stdout}")
+            continue
         if not block.is_session:
             continue
         if block.marker == "skip":
@@ -81,13 +97,12 @@ def test_every_session_shown_prints_what_the_page_shows(page: Path, tmp_path: Pa
         if block.marker == "ledger":
             behind = ledger_is_behind_the_code() if behind is None else behind
         for cmd in commands(block):
-            if cmd.command.startswith("cd "):
-                cwd = (cwd / cmd.command[3:].strip()).resolve()
+            cwd, done = _run(cmd, cwd, env, tmp_path)
+            if done is None:
                 continue
-            done = subprocess.run(["bash", "-c", cmd.command], cwd=cwd, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True, timeout=600)
             actual = done.stdout.replace(str(tmp_path), "/tmp/...").splitlines()
+            if cmd.expected and cmd.expected[-1].startswith("[exit "):  # the status is shown
+                actual.append(f"[exit {done.returncode}]")
             if output_matches(cmd.expected, actual):
                 continue
             where = f"{name}:{cmd.line}: $ {cmd.command}"
