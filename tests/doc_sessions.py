@@ -14,15 +14,20 @@ comment on the line just above a fence says what to do with the block:
   ledger matching this code (``digest --check`` of the examples).
 
 Setup the reader need not see (an edit the prose describes, such as a ledger
-entry altered by hand; a directory to stand in) goes in an HTML comment of its
-own, which Markdown does not render::
+entry altered by hand; a directory to stand in; a file the page only names)
+goes in an HTML comment of its own, which Markdown does not render::
 
     <!-- doctest: setup
     $ command
     -->
 
-Its ``$`` lines run where they stand, in order with the sessions (``$ cd``
-included); each must succeed, and what it prints is not compared.
+    <!-- doctest: file PATH
+    the file's text
+    -->
+
+A ``setup`` block's ``$`` lines run where they stand, in order with the
+sessions (``$ cd`` included); each must succeed, and what it prints is not
+compared. A hidden ``file`` is written with the visible ones.
 
 In expected output, a line ``...`` stands for any number of lines and
 ``...`` inside a line for any text: that is how the parts that move on every
@@ -41,7 +46,7 @@ from dataclasses import dataclass, field
 ELLIPSIS = "..."
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 _MARKER = re.compile(r"^\s*<!--\s*doctest:\s*(\w+)\s*(.*?)\s*-->\s*$")
-_SETUP = re.compile(r"^\s*<!--\s*doctest:\s*setup\s*$")
+_HIDDEN = re.compile(r"^\s*<!--\s*doctest:\s*(setup|file)\b\s*(.*?)\s*$")
 
 
 @dataclass
@@ -71,11 +76,15 @@ def blocks(text: str) -> list[Block]:
     found: list[Block] = []
     i = 0
     while i < len(lines):
-        if _SETUP.match(lines[i]):  # a hidden block: up to the comment's end
+        hidden = _HIDDEN.match(lines[i]) if not lines[i].rstrip().endswith("-->") else None
+        if hidden:  # a hidden block: up to the comment's end
             start, i = i, i + 1
             while i < len(lines) and lines[i].strip() != "-->":
                 i += 1
-            found.append(Block(start + 1, "\n".join(lines[start + 1:i]) + "\n", "setup"))
+            indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+            body = [b[len(indent):] if b.startswith(indent) else b for b in lines[start + 1:i]]
+            found.append(Block(start + 1, "\n".join(body) + "\n",
+                               hidden.group(1), hidden.group(2)))
             i += 1
             continue
         m = _FENCE.match(lines[i])
