@@ -60,7 +60,8 @@ class Block:
 
     @property
     def is_session(self) -> bool:
-        return self.text.lstrip().startswith("$ ")
+        """A shown session, whose output is compared (a hidden setup is not)."""
+        return self.marker != "setup" and self.text.lstrip().startswith("$ ")
 
 
 @dataclass

@@ -129,3 +129,35 @@ def test_the_reader_elides_what_moves() -> None:
     block = Block(10, "$ echo a \\\nb\nout\n\n$ true\n")
     assert [(c.line, c.command, c.expected) for c in commands(block)] == [
         (11, "echo a \\\nb", ["out"]), (15, "true", [])]
+
+
+def test_hidden_setup_and_files_are_read_where_they_stand() -> None:
+    page = """intro
+
+<!-- doctest: file demo/a.txt
+hidden text
+-->
+
+- a list item:
+  <!-- doctest: setup
+  $ cd demo
+  $ touch b
+  -->
+  ```
+  $ ls
+  a.txt
+  b
+  ```
+<!-- doctest: file demo/c.toml -->
+```toml
+[x]
+```
+"""
+    found = blocks(page)
+    assert [(b.marker, b.argument, b.line) for b in found] == [
+        ("file", "demo/a.txt", 3), ("setup", "", 8), (None, "", 12), ("file", "demo/c.toml", 18)]
+    assert found[0].text == "hidden text\n"
+    assert [c.command for c in commands(found[1])] == ["cd demo", "touch b"]
+    assert [c.expected for c in commands(found[2])] == [["a.txt", "b"]]
+    assert not found[1].is_session  # its output is never compared
+
