@@ -27,6 +27,7 @@ def _env(scratch: Path) -> dict[str, str]:
     env["NANOFRAMES_CACHE_DIR"] = str(scratch / ".frame-cache")
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTEST_ADDOPTS"] = "-p no:randomly"  # a page's pytest runs keep their shown order
     # for hidden setup that edits a ledger by hand: python "$DOCTEST_HELPERS/ledger_edit.py"
     env["DOCTEST_HELPERS"] = str(ROOT / "tests")
     return env
