@@ -13,10 +13,27 @@ comment on the line just above a fence says what to do with the block:
 - ``<!-- doctest: ledger -->``: the session's output depends on the committed
   ledger matching this code (``digest --check`` of the examples).
 
+Setup the reader need not see (an edit the prose describes, such as a ledger
+entry altered by hand; a directory to stand in; a file the page only names)
+goes in an HTML comment of its own, which Markdown does not render::
+
+    <!-- doctest: setup
+    $ command
+    -->
+
+    <!-- doctest: file PATH
+    the file's text
+    -->
+
+A ``setup`` block's ``$`` lines run where they stand, in order with the
+sessions (``$ cd`` included); each must succeed, and what it prints is not
+compared. A hidden ``file`` is written with the visible ones.
+
 In expected output, a line ``...`` stands for any number of lines and
 ``...`` inside a line for any text: that is how the parts that move on every
 code edit (the ``modules`` and ``toolchain`` digests, timings, temp paths) are
-elided. ``$ cd DIR`` changes the directory for the page's later commands.
+elided. A last line ``[exit N]`` shows the command's exit status, and is
+checked. ``$ cd DIR`` changes the directory for the page's later commands.
 docs/decisions/0019-doc-examples-are-executed.md says why this is ours and not
 a plugin.
 """
@@ -29,6 +46,7 @@ from dataclasses import dataclass, field
 ELLIPSIS = "..."
 _FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})(.*)$")
 _MARKER = re.compile(r"^\s*<!--\s*doctest:\s*(\w+)\s*(.*?)\s*-->\s*$")
+_HIDDEN = re.compile(r"^\s*<!--\s*doctest:\s*(setup|file)\b\s*(.*?)\s*$")
 
 
 @dataclass
@@ -37,12 +55,13 @@ class Block:
 
     line: int  # of the opening fence, 1-based
     text: str
-    marker: str | None = None  # skip, file, ledger
+    marker: str | None = None  # skip, file, ledger, setup
     argument: str = ""
 
     @property
     def is_session(self) -> bool:
-        return self.text.lstrip().startswith("$ ")
+        """A shown session, whose output is compared (a hidden setup is not)."""
+        return self.marker != "setup" and self.text.lstrip().startswith("$ ")
 
 
 @dataclass
@@ -58,6 +77,17 @@ def blocks(text: str) -> list[Block]:
     found: list[Block] = []
     i = 0
     while i < len(lines):
+        hidden = _HIDDEN.match(lines[i]) if not lines[i].rstrip().endswith("-->") else None
+        if hidden:  # a hidden block: up to the comment's end
+            start, i = i, i + 1
+            while i < len(lines) and lines[i].strip() != "-->":
+                i += 1
+            indent = lines[start][:len(lines[start]) - len(lines[start].lstrip())]
+            body = [b[len(indent):] if b.startswith(indent) else b for b in lines[start + 1:i]]
+            found.append(Block(start + 1, "\n".join(body) + "\n",
+                               hidden.group(1), hidden.group(2)))
+            i += 1
+            continue
         m = _FENCE.match(lines[i])
         if not m:
             i += 1

@@ -5,6 +5,10 @@ consistent entry, not a corrupt one."""
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 from nanoframes.determinism.ledger import seal
 
 
@@ -14,3 +18,19 @@ def reseal(entry: dict) -> dict:
                          tuple(samples) if samples is not None else None,
                          tuple(entry["frame_digests"]))
     return entry
+
+
+def alter_frames(ledger: Path, key: str, frames: list[int]) -> None:
+    """Make the recorded digests of ``frames`` of ``key`` disagree with what its
+    inputs draw, the identity kept: the next check reads a regression."""
+    doc = json.loads(ledger.read_text())
+    entry = doc["compositions"][key]
+    for i in frames:
+        entry["frame_digests"][i] = "0" * 16
+    entry["digest"] = "3" * 64
+    reseal(entry)
+    ledger.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
+
+
+if __name__ == "__main__":  # for the docs' hidden setup: ledger_edit.py LEDGER KEY FRAME...
+    alter_frames(Path(sys.argv[1]), sys.argv[2], [int(f) for f in sys.argv[3:]])

@@ -27,6 +27,9 @@ def _env(scratch: Path) -> dict[str, str]:
     env["NANOFRAMES_CACHE_DIR"] = str(scratch / ".frame-cache")
     env["PATH"] = os.pathsep.join([str(Path(sys.executable).parent), env.get("PATH", "")])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PYTEST_ADDOPTS"] = "-p no:randomly"  # a page's pytest runs keep their shown order
+    # for hidden setup that edits a ledger by hand: python "$DOCTEST_HELPERS/ledger_edit.py"
+    env["DOCTEST_HELPERS"] = str(ROOT / "tests")
     return env
 
 
@@ -53,6 +56,16 @@ def ledger_is_behind_the_code() -> bool:
                for e in entries.values())
 
 
+def _run(cmd, cwd: Path, env: dict[str, str], tmp: Path):
+    """Run one command where the page stands; ``cd DIR`` moves the page instead."""
+    if cmd.command.startswith("cd "):
+        return (cwd / cmd.command[3:].strip()).resolve(), None
+    done = subprocess.run(["bash", "-c", cmd.command], cwd=cwd, env=env,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=600)
+    return cwd, done
+
+
 def _pages_with_sessions() -> list[Path]:
     return [p for p in PAGES if any(b.is_session for b in blocks(p.read_text("utf-8")))]
 
@@ -73,6 +86,12 @@ def test_every_session_shown_prints_what_the_page_shows(page: Path, tmp_path: Pa
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(block.text)
     for block in page_blocks:
+        if block.marker == "setup":
+            for cmd in commands(block):
+                cwd, done = _run(cmd, cwd, env, tmp_path)
+                assert done is None or done.returncode == 0, (
+                    f"{name}:{cmd.line}: setup failed: $ {cmd.command}\n{done.stdout}")
+            continue
         if not block.is_session:
             continue
         if block.marker == "skip":
@@ -81,13 +100,12 @@ def test_every_session_shown_prints_what_the_page_shows(page: Path, tmp_path: Pa
         if block.marker == "ledger":
             behind = ledger_is_behind_the_code() if behind is None else behind
         for cmd in commands(block):
-            if cmd.command.startswith("cd "):
-                cwd = (cwd / cmd.command[3:].strip()).resolve()
+            cwd, done = _run(cmd, cwd, env, tmp_path)
+            if done is None:
                 continue
-            done = subprocess.run(["bash", "-c", cmd.command], cwd=cwd, env=env,
-                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                  text=True, timeout=600)
             actual = done.stdout.replace(str(tmp_path), "/tmp/...").splitlines()
+            if cmd.expected and cmd.expected[-1].startswith("[exit "):  # the status is shown
+                actual.append(f"[exit {done.returncode}]")
             if output_matches(cmd.expected, actual):
                 continue
             where = f"{name}:{cmd.line}: $ {cmd.command}"
@@ -112,3 +130,35 @@ def test_the_reader_elides_what_moves() -> None:
     block = Block(10, "$ echo a \\\nb\nout\n\n$ true\n")
     assert [(c.line, c.command, c.expected) for c in commands(block)] == [
         (11, "echo a \\\nb", ["out"]), (15, "true", [])]
+
+
+def test_hidden_setup_and_files_are_read_where_they_stand() -> None:
+    page = """intro
+
+<!-- doctest: file demo/a.txt
+hidden text
+-->
+
+- a list item:
+  <!-- doctest: setup
+  $ cd demo
+  $ touch b
+  -->
+  ```
+  $ ls
+  a.txt
+  b
+  ```
+<!-- doctest: file demo/c.toml -->
+```toml
+[x]
+```
+"""
+    found = blocks(page)
+    assert [(b.marker, b.argument, b.line) for b in found] == [
+        ("file", "demo/a.txt", 3), ("setup", "", 8), (None, "", 12), ("file", "demo/c.toml", 18)]
+    assert found[0].text == "hidden text\n"
+    assert [c.command for c in commands(found[1])] == ["cd demo", "touch b"]
+    assert [c.expected for c in commands(found[2])] == [["a.txt", "b"]]
+    assert not found[1].is_session  # its output is never compared
+
