@@ -2,7 +2,8 @@
 drawing, as ratios measured side by side in one run.
 
 A real regression of a real example (default: spinner-loop, 41 frames of
-240×240, and confetti-burst, 48 frames of 480×270), recorded with a preloaded
+240×240, confetti-burst, 48 frames of 480×270, and a generated film where
+drawing is not negligible, 36 frames of 1920×1080 turning arcs), recorded with a preloaded
 library that nudges libm's ``sinf``/``cosf``/``sincosf`` one ulp switched off
 (tests/switched_nudge.py), checked with it switched on (the same file, so the
 same toolchain: every frame that rotates differs). In one child process under
@@ -81,6 +82,28 @@ out["kind"] = kind
 print(json.dumps(out))
 """
 
+# A generated film where drawing is not negligible: 1920×1080, 36 frames, 48 dashed
+# gradient arcs each turning about its own centre (ThorVG's sinf/cosf on every one).
+BIG = "rotating-1080p"
+
+
+def big_film() -> str:
+    arcs, moves = [], []
+    for n in range(48):
+        cx, cy = 120 + (n % 8) * 240, 135 + (n // 8) * 180
+        arcs.append(f'<circle id="a{n}" cx="{cx}" cy="{cy}" r="{60 + n % 5 * 6}" fill="none" '
+                    f'stroke="url(#g)" stroke-width="14" stroke-dasharray="90 40" '
+                    f'stroke-linecap="round"/>')
+        moves.append(f'{{"target": "#a{n}", "keyframes": [{{"t": 0, "transform": '
+                     f'{{"rotate": 0, "center": [{cx}, {cy}]}}}}, {{"t": 1.2, "transform": '
+                     f'{{"rotate": {360 if n % 2 else -360}, "center": [{cx}, {cy}]}}}}]}}')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" data-width="1920" data-height="1080" '
+            f'data-fps="30" data-duration="1.2"><defs><linearGradient id="g" x1="0" y1="0" '
+            f'x2="1" y2="1"><stop offset="0" stop-color="#22d3ee"/><stop offset="1" '
+            f'stop-color="#a78bfa"/></linearGradient></defs><rect width="1920" height="1080" '
+            f'fill="#121329"/>{"".join(arcs)}<script type="application/nanoframes+json">'
+            f'{{"animations": [{", ".join(moves)}]}}</script></svg>\n')
+
 
 def main() -> int:
     import switched_nudge
@@ -88,8 +111,9 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--renders", type=int, default=3)
-    parser.add_argument("examples", nargs="*", default=["spinner-loop", "confetti-burst"],
-                        help="examples/NAME.nf.svg (default: spinner-loop confetti-burst)")
+    parser.add_argument("examples", nargs="*", default=["spinner-loop", "confetti-burst", BIG],
+                        help=f"examples/NAME.nf.svg, or {BIG} (generated); default: "
+                             f"spinner-loop confetti-burst {BIG}")
     args = parser.parse_args()
     if switched_nudge.compiler() is None or not sys.platform.startswith("linux"):
         print("needs Linux and a C compiler (the preloaded nudge)", file=sys.stderr)
@@ -101,7 +125,10 @@ def main() -> int:
         (root / "examples").mkdir(parents=True)
         (root / "pyproject.toml").write_text("[tool.nanoframes]\n")
         for name in args.examples:
-            shutil.copy(ROOT / "examples" / f"{name}.nf.svg", root / "examples")
+            if name == BIG:
+                (root / "examples" / f"{BIG}.nf.svg").write_text(big_film())
+            else:
+                shutil.copy(ROOT / "examples" / f"{name}.nf.svg", root / "examples")
         library = switched_nudge.build(Path(tmp))
         env = {k: v for k, v in os.environ.items()
                if k not in ("EXCUSED_COMPOSITIONS", "NF_NUDGE_WHEN", "NF_CRASH_WHEN")}
