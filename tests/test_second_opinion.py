@@ -200,6 +200,15 @@ def test_an_unstable_frame_is_named_with_the_variation_it_moves_with(recorded: P
     lines = shown.stdout.splitlines()
     assert lines[0].startswith(f"REGRESSION {KEY}: regression, ")
     assert f"  opinion: {opinion['summary']}" in lines
+    # kept pending: `nanoframes review` shows what the check's opinion said
+    from nanoframes.determinism.ledger import read_ledger
+    from nanoframes.determinism.pending import load
+    from nanoframes.evidence.review import shown_lines
+
+    config = load_config(recorded)
+    _, pending = load(config.root)
+    review = shown_lines(pending[KEY], read_ledger(config.ledger_path), config, None)
+    assert f"  opinion: {opinion['summary']}" in review
 
 
 @linux
