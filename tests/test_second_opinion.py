@@ -102,6 +102,9 @@ def test_an_opinion_travels_as_json_with_its_verdict() -> None:
     back = verdict_from_json(data)
     assert back.opinion == opinion
     assert back.opinion_line == f"opinion: {opinion.summary}"
+    from nanoframes.evidence.summary import markdown
+
+    assert f"- `{KEY}`: opinion: unstable: frame 7 drew 2 different ways" in markdown([back])
 
 
 def test_which_frames_and_which_variations() -> None:
