@@ -23,6 +23,7 @@ from .config import find_project_root, load_config, relative_key
 from .determinism.identity import Identity
 from .determinism.ledger import Ledger, read_ledger
 from .determinism.reading import check_composition, composition_identity
+from .determinism.second_opinion import consult
 from .determinism.verdict import Kind, Verdict
 from .errors import NanoframesError
 from .frames import digest as _digest
@@ -160,7 +161,8 @@ def identity(comp: Source) -> Identity:
 
 
 def judge(comp: Source, ledger: str | os.PathLike[str] | Ledger | None = None,
-          key: str | None = None, *, samples: int | None = None) -> Verdict:
+          key: str | None = None, *, samples: int | None = None,
+          second_opinion: int | None = None) -> Verdict:
     """A fresh reading of ``comp`` judged against its ledger entry: the verdict
     ``nanoframes digest --check`` prints (``verdict.line()``).
 
@@ -169,6 +171,9 @@ def judge(comp: Source, ledger: str | os.PathLike[str] | Ledger | None = None,
     project root. A composition loaded from text has no such path: pass ``key``.
     ``samples`` digests that many evenly spaced frames instead of all. A
     composition that cannot be drawn is an ``error`` verdict; a bad ledger raises.
+    A regression's differing frames are drawn again ``second_opinion`` times in
+    fresh processes (default: ``[tool.nanoframes] second_opinion``; 0: off) and
+    ``verdict.opinion_line`` says what that showed.
     """
     comp = _comp(comp)
     config = load_config(comp.project_root)
@@ -177,10 +182,12 @@ def judge(comp: Source, ledger: str | os.PathLike[str] | Ledger | None = None,
             raise NanoframesError("key-missing", "a composition loaded from text has no file "
                                   "to name its ledger entry: pass key=", comp.path)
         key = relative_key(comp.path, config.root)
-    if ledger is not None and not isinstance(ledger, Ledger):
-        ledger = read_ledger(Path(ledger))
-    verdict, _ = check_composition(comp, key, config=config, ledger=ledger, samples=samples)
-    return verdict
+    if not isinstance(ledger, Ledger):
+        ledger = read_ledger(Path(ledger) if ledger is not None else config.ledger_path)
+    verdict, reading = check_composition(comp, key, config=config, ledger=ledger,
+                                         samples=samples)
+    renders = config.second_opinion if second_opinion is None else second_opinion
+    return consult(verdict, ledger.entries.get(key), reading, config, renders, comp)
 
 
 def lint(comp: Source) -> list[Finding]:

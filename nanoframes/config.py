@@ -173,6 +173,24 @@ def _excused(raw: object, pyproject: Path) -> tuple[dict[str, str], dict[str, Ex
     return reasons, bounds
 
 
+# Re-renders of a regression's differing frames (determinism/second_opinion.py):
+# the default, and the most there are (one plain, one per applicable variation).
+DEFAULT_SECOND_OPINION = 3
+MAX_SECOND_OPINION = 8
+
+
+def second_opinion_count(text: str) -> int:
+    """A count of re-renders given on a command line (0 to :data:`MAX_SECOND_OPINION`);
+    ``ValueError`` with the reason otherwise."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"not an integer: {text!r}") from None
+    if not 0 <= value <= MAX_SECOND_OPINION:
+        raise ValueError(f"must be from 0 (off) to {MAX_SECOND_OPINION}")
+    return value
+
+
 @dataclass(frozen=True)
 class Config:
     root: Path
@@ -184,6 +202,8 @@ class Config:
     store: str | None = None  # the reference frame store (frames/store.py); None: default
     # excused name -> the bounds its excuse holds within (an excuse written as a table)
     excuse_bounds: dict[str, ExcuseBounds] = field(default_factory=dict)
+    # re-renders of a regression's differing frames before it is reported; 0: off
+    second_opinion: int = DEFAULT_SECOND_OPINION
 
     @property
     def ledger_path(self) -> Path:
@@ -228,9 +248,15 @@ def load_config(root: Path | None = None) -> Config:
     if store is not None and not isinstance(store, str):
         raise NanoframesError("config-invalid", "[tool.nanoframes] store must be a string",
                               pyproject)
+    opinion = table.get("second_opinion", DEFAULT_SECOND_OPINION)
+    if isinstance(opinion, bool) or not isinstance(opinion, int) \
+            or not 0 <= opinion <= MAX_SECOND_OPINION:
+        raise NanoframesError("config-invalid", "[tool.nanoframes] second_opinion must be "
+                              f"an integer from 0 (off) to {MAX_SECOND_OPINION}", pyproject)
     return Config(
         root=root,
         store=store,
+        second_opinion=opinion,
         compositions=str_list("compositions", DEFAULT_COMPOSITIONS),
         ledger=ledger,
         font_dirs=str_list("font-dirs", ()),

@@ -39,6 +39,12 @@ def addoption(group: Any) -> None:
                     metavar="N", help="differing frames written per composition (default 5)")
     group.addoption("--nf-html", dest="nf_html", metavar="PATH", default=None,
                     help="write an HTML report of every verdict with its pixel evidence")
+    group.addoption("--nf-second-opinion", dest="nf_second_opinion", type=_renders, default=None,
+                    metavar="N", help="draw a regression's differing frames again N times in "
+                    "fresh processes before failing it (default: [tool.nanoframes] "
+                    "second_opinion, else 3; 0: off)")
+    group.addoption("--nf-no-second-opinion", action="store_true",
+                    dest="nf_no_second_opinion", help="no second opinion on a regression")
 
 
 def options(state: State) -> EvidenceOptions:
@@ -57,8 +63,29 @@ def options(state: State) -> EvidenceOptions:
         stash[_OPTIONS] = EvidenceOptions(
             store=store_location(cfg.root, cfg.store, path("nf_store"), bool(get("nf_no_store"))),
             artifacts=path("nf_artifacts"), frames=max(0, get("nf_artifacts_frames")),
-            html=path("nf_html"))
+            html=path("nf_html"), second_opinion=second_opinion(state))
     return stash[_OPTIONS]
+
+
+def second_opinion(state: State) -> int:
+    """Re-renders of a regression: --nf-no-second-opinion, --nf-second-opinion N, else
+    ``[tool.nanoframes] second_opinion``."""
+    get = state.config.getoption
+    if get("nf_no_second_opinion"):
+        return 0
+    value = get("nf_second_opinion")
+    return state.nf_config.second_opinion if value is None else value
+
+
+def _renders(text: str) -> int:
+    import argparse
+
+    from nanoframes.config import second_opinion_count
+
+    try:
+        return second_opinion_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def record_store(state: State) -> Path | None:
@@ -129,7 +156,8 @@ def for_item(item: pytest.Item, state: State, verdict: Verdict, reading: Reading
     html_plugin = item.config.pluginmanager.hasplugin("html")
     keep = opts.frames if (opts.directory is not None or html_plugin) else 0
     gathered = gather(verdict, state.ledger().entries.get(verdict.key), reading,
-                      state.nf_config, opts.store, keep=keep, comp=comp)
+                      state.nf_config, opts.store, keep=keep, comp=comp,
+                      second_opinion=opts.second_opinion)
     if html_plugin:
         extras = _extras(gathered.images, verdict.key if comp is not None else "")
         item.nf_extras = [*getattr(item, "nf_extras", []), *extras]  # type: ignore[attr-defined]

@@ -28,7 +28,10 @@ modes:
               different frames), ABSENT (no entry), STALE (an entry whose file
               is gone, only on a full sweep), or EXCUSED (from
               [tool.nanoframes.excused] or $EXCUSED_COMPOSITIONS; printed on
-              every run, a match included)
+              every run, a match included). A failing regression's differing
+              frames are first drawn again in fresh processes, and its
+              "opinion:" line says whether they came back the same
+              (--second-opinion N, default 3; --no-second-opinion)
   --record    write fresh readings into the ledger (locked, merged by key,
               atomically); a regression or an unreadable ledger is not
               overwritten without --force (which keeps the unreadable file

@@ -23,6 +23,25 @@ def add_evidence_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--html", type=Path, metavar="PATH", default=None,
                    help="with --check: write a report page (images in PATH's _files folder "
                         "unless --artifacts)")
+    opinion = p.add_mutually_exclusive_group()
+    opinion.add_argument("--second-opinion", type=_renders, metavar="N", default=None,
+                         help="with --check: draw a regression's differing frames again N "
+                              "times in fresh processes, under the self-test's variations, "
+                              "before reporting it (default: [tool.nanoframes] "
+                              "second_opinion, else 3; 0: off)")
+    opinion.add_argument("--no-second-opinion", action="store_const", const=0,
+                         dest="second_opinion", help="with --check: no second opinion")
+
+
+def _renders(text: str) -> int:
+    import argparse
+
+    from ..config import second_opinion_count
+
+    try:
+        return second_opinion_count(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def gather_sweep(sweep: SweepResult, config: Config, args: argparse.Namespace
@@ -33,5 +52,7 @@ def gather_sweep(sweep: SweepResult, config: Config, args: argparse.Namespace
         store=store_path(args, config),
         artifacts=args.artifacts.absolute() if args.artifacts else None,
         frames=max(0, args.artifacts_frames),
-        html=args.html.absolute() if args.html else None)
+        html=args.html.absolute() if args.html else None,
+        second_opinion=(config.second_opinion if args.second_opinion is None
+                        else args.second_opinion))
     return evidence_for_check(sweep.verdicts, sweep.ledger, sweep.readings, config, options)

@@ -285,12 +285,14 @@ def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str
         "line": verdict.line(record_hint),
         "evidence": verdict.evidence.to_json() if verdict.evidence is not None else None,
         "time_axis": verdict.time_axis.as_dict() if verdict.time_axis is not None else None,
+        "opinion": verdict.opinion.as_dict() if verdict.opinion is not None else None,
     }
 
 
 def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
     from ..frames.compare import FilmEvidence  # NumPy: only when evidence travels
     from ..frames.timeaxis import TimeAxis
+    from .second_opinion import Opinion
 
     return Verdict(
         key=data["key"], kind=Kind(data["verdict"]), reasons=tuple(data["reasons"]),
@@ -301,6 +303,7 @@ def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
         bounds=data.get("bounds"),
         evidence=FilmEvidence.from_json(data["evidence"]) if data.get("evidence") else None,
         time_axis=TimeAxis.from_json(data["time_axis"]) if data.get("time_axis") else None,
+        opinion=Opinion.from_json(data["opinion"]) if data.get("opinion") else None,
     )
 
 

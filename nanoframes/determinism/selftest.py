@@ -151,11 +151,16 @@ class SelftestResult:
 
 # --- running -----------------------------------------------------------------------
 
-def _run_job(job: Job, targets: Sequence[Target], root: Path, setup: str | None,
-             timeout: float) -> dict[str, Any]:
+def run_job(job: Job, targets: Sequence[Target], root: Path, setup: str | None,
+            timeout: float, texts: Sequence[str | None] | None = None) -> dict[str, Any]:
+    """Run ``job`` in a fresh interpreter (:mod:`.selftest_worker`); its result, or
+    ``{"error": one line}`` (a crash named by its signal, a timeout). ``texts``: the
+    base64 bytes of compositions built from text, beside ``targets``' paths."""
     spec = {"root": str(root), "paths": [str(t.path) for t in targets],
             "segments": [[n, list(ix)] for n, ix in job.segments],
             "dedup": job.dedup, "jobs": job.jobs, "pipeline": job.pipeline, "setup": setup}
+    if texts is not None:
+        spec["texts"] = list(texts)
     try:
         proc = subprocess.run([sys.executable, "-m", WORKER_MODULE, "--worker"],
                                input=json.dumps(spec), capture_output=True, text=True,
@@ -167,6 +172,14 @@ def _run_job(job: Job, targets: Sequence[Target], root: Path, setup: str | None,
     for line in proc.stdout.splitlines():
         if line.startswith(MARK):
             return json.loads(line[len(MARK):])
+    if proc.returncode < 0:  # killed by a signal: a crash in ThorVG (or what it calls)
+        import signal
+
+        try:
+            name = signal.Signals(-proc.returncode).name
+        except ValueError:
+            name = f"signal {-proc.returncode}"
+        return {"error": f"worker crashed ({name})"}
     tail = (proc.stderr.strip().splitlines() or [f"exit status {proc.returncode}"])[-1]
     return {"error": f"worker failed (exit status {proc.returncode}): {tail}"}
 
@@ -214,7 +227,7 @@ def run(paths: Iterable[str | Path], config=None, *, variations: Sequence[str] =
     if targets:
         parallel = max_parallel or max(1, min(os.cpu_count() or 1, 8))
         with ThreadPoolExecutor(max_workers=parallel) as ex:
-            outs = list(ex.map(lambda j: _run_job(j, targets, config.root, setup, timeout),
+            outs = list(ex.map(lambda j: run_job(j, targets, config.root, setup, timeout),
                                jobs))
     done = {t.key: _judge(n, t, jobs, outs, variations, notes) for n, t in enumerate(targets)}
     results = []

@@ -6,7 +6,10 @@ The process applies its environment's locale to all categories first, so the
 variation's ``LC_ALL`` is in effect. A job may name a ``setup`` callable
 (``"module:function"``) that the worker calls before rendering; the test suite
 uses it to install a deliberately order-dependent render hook and show that the
-self-test catches it. Nothing in nanoframes uses it otherwise.
+self-test catches it. Nothing in nanoframes uses it otherwise. A job may carry
+``texts`` beside ``paths``: a composition built from text (``nanoframes.load``)
+travels as its bytes (base64), as the drawing workers' tasks do, since it has no
+file to parse (the second opinion, :mod:`.second_opinion`).
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ def work(spec: Mapping[str, Any]) -> dict[str, Any]:
         module, _, func = setup.partition(":")
         getattr(importlib.import_module(module), func or "setup")()
     from ..errors import NanoframesError
-    from ..frames.film import Film, film_digests, worker_pool
+    from ..frames.film import film_digests, worker_pool
     from .reading import composition_identity
 
     root = Path(spec["root"])
@@ -46,9 +49,10 @@ def work(spec: Mapping[str, Any]) -> dict[str, Any]:
     used = {int(n) for n, _ in spec["segments"]}
     films: list[Any] = [None] * len(spec["paths"])
     info: list[dict[str, Any] | None] = [None] * len(spec["paths"])
+    texts = spec.get("texts") or [None] * len(spec["paths"])
     for n in sorted(used):
         try:
-            films[n] = Film.open(spec["paths"][n], root, dedup=dedup)
+            films[n] = _film(spec["paths"][n], texts[n], root, dedup)
             films[n].draw_thread &= bool(spec.get("pipeline", True))
             ident = composition_identity(films[n].comp, films[n].baker).as_dict()
             info[n] = {"identity": ident}
@@ -76,6 +80,18 @@ def work(spec: Mapping[str, Any]) -> dict[str, Any]:
             pool.shutdown()
     return {"films": info, "segments": segments, "pid": os.getpid(), "locale": in_effect,
             "tz": list(time.tzname)}
+
+
+def _film(path: str, text: str | None, root: Path, dedup: bool):
+    from ..frames.film import Film
+
+    if text is None:
+        return Film.open(path, root, dedup=dedup)
+    import base64
+
+    from ..model.composition import from_text
+
+    return Film(from_text(base64.b64decode(text), Path(path), root), dedup=dedup)
 
 
 def main(argv: Sequence[str]) -> int:

@@ -26,6 +26,7 @@ from .ledger import Entry
 
 if TYPE_CHECKING:  # NumPy: loaded where frames are compared, not to judge digests
     from ..frames.compare import FilmEvidence
+    from .second_opinion import Opinion
 
 T = TypeVar("T")
 EXCUSED_ENV = "EXCUSED_COMPOSITIONS"
@@ -65,6 +66,8 @@ class Verdict:
     time_axis: TimeAxis | None = field(default=None, compare=False)
     # what a match says of its excuse, on this platform (excuses.py); None: remove it
     excuse_advice: str | None = field(default=None, compare=False)
+    # a regression's differing frames drawn again in fresh processes (second_opinion.py)
+    opinion: Opinion | None = field(default=None, compare=False)
 
     @property
     def exemption_outlived(self) -> bool:
@@ -124,6 +127,11 @@ class Verdict:
     def time_line(self) -> str | None:
         """When the film moved (printed under the verdict line), if it was compared in full."""
         return None if self.time_axis is None else f"time: {self.time_axis.summary}"
+
+    @property
+    def opinion_line(self) -> str | None:
+        """The second opinion on a regression (printed under the verdict line), if any."""
+        return None if self.opinion is None else f"opinion: {self.opinion.summary}"
 
     def _frames_differ(self) -> str:
         frames = self.differing_frames

@@ -98,7 +98,8 @@ def record_of(verdict: Verdict, moved: list[dict], sheet: str | None = None,
             "evidence": evidence.to_json() if evidence is not None else None,
             "sheet": sheet, "platform": verdict.platform,
             "outdated_platforms": list(verdict.outdated),
-            "bounds": dict(verdict.bounds) if verdict.bounds is not None else None}
+            "bounds": dict(verdict.bounds) if verdict.bounds is not None else None,
+            "opinion": verdict.opinion.as_dict() if verdict.opinion is not None else None}
 
 
 def manifest(records: Iterable[dict]) -> dict:

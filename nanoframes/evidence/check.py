@@ -24,6 +24,7 @@ class EvidenceOptions:
     artifacts: Path | None = None    # --artifacts DIR
     frames: int = 5                  # --artifacts-frames N
     html: Path | None = None         # --html PATH
+    second_opinion: int = 0          # re-renders of a regression (--second-opinion N)
 
     @property
     def directory(self) -> Path | None:
@@ -43,7 +44,8 @@ def evidence_for_item(verdict: Verdict, entry: Entry | None, reading: Reading | 
     from .pixels import gather
 
     gathered = gather(verdict, entry, reading, config, options.store,
-                      keep=options.frames if options.directory is not None else 0)
+                      keep=options.frames if options.directory is not None else 0,
+                      second_opinion=options.second_opinion)
     directory = options.directory
     if directory is not None:
         gathered = write_artifacts(directory, gathered, config, sheet=options.html is not None)

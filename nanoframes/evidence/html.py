@@ -156,6 +156,9 @@ def _section(record: dict, n: int, base: str, frames_option: str) -> str:
     axis = record.get("time_axis") or {}  # when the film moved (frames/timeaxis.py)
     summary += (f'<p class="time">time: {escape(axis["summary"])}</p>'
                 if axis.get("summary") else "")
+    opinion = record.get("opinion") or {}  # a regression drawn again (second_opinion.py)
+    summary += (f'<p class="opinion {escape(opinion["kind"])}">opinion: '
+                f'{escape(opinion["summary"])}</p>' if opinion.get("summary") else "")
     reasons = (f'<p class="reasons">{escape(", ".join(record["reasons"]))}</p>'
                if record.get("reasons") else "")
     sheet = (f'<details><summary>contact sheet of the fresh film</summary>'

@@ -46,14 +46,18 @@ def wants_evidence(verdict: Verdict) -> bool:
 
 def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, config: Config,
            store_root: Path | None, keep: int = 5, comp: Composition | None = None,
-           draw: bool = True) -> Gathered:
+           draw: bool = True, second_opinion: int = 0) -> Gathered:
     """``verdict`` with pixel evidence attached (when it wants some), the expected
     and actual pixels of up to ``keep`` differing frames, and the identity inputs
     that moved, in words.
 
     ``comp``: the composition judged, when it is not a file under its key (built in
     a test). A fresh frame the store holds (a recording just kept it) is read from
-    there; the others are drawn again, unless ``draw`` is False."""
+    there; the others are drawn again, unless ``draw`` is False.
+
+    ``second_opinion``: re-renders of a regression that still fails once its
+    bounds are applied (determinism/second_opinion.py); 0: none. Every front end
+    that checks (``digest --check``, collected items, ``nf.check``) comes here."""
     if entry is not None and verdict.platform in entry.platforms:
         entry = entry.platforms[verdict.platform]  # what the reading was judged against
     film: Film | None = None
@@ -103,6 +107,10 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
     evidence = FilmEvidence(verdict.compared_frames, tuple(diffs), tuple(unavailable),
                             hint if unavailable else "")
     verdict = apply_bounds(dataclasses.replace(verdict, evidence=evidence), bounds, evidence)
+    if second_opinion:
+        from ..determinism.second_opinion import consult
+
+        verdict = consult(verdict, entry, reading, config, second_opinion, comp)
     return Gathered(verdict, images, moved)
 
 

@@ -37,6 +37,8 @@ def shown_lines(item: Pending, ledger: Ledger, config: Config,
         lines += [line for line in accepting_lines(
             verdict, recorded, reading_of(item.key, item.entry), config, store_root)[1:]
             if not (summary and line.startswith("  pixels: "))]
+    if verdict.opinion_line:  # what the check's second opinion said (second_opinion.py)
+        lines.append(f"  {verdict.opinion_line}")
     if verdict.time_line:
         lines.append(f"  {verdict.time_line}")
     lines.append(f"  read on {item.platform}")

@@ -1,7 +1,8 @@
 """The Markdown summary of a check, for a CI job's summary page (GitHub's
 ``$GITHUB_STEP_SUMMARY``) or any Markdown reader: the counts per verdict, a
 table of every composition that is not a plain match (verdict, what moved, the
-pixel line), and the command that accepts the changes (``determinism.accept``).
+pixel line; a regression's second opinion), and the command that accepts the
+changes (``determinism.accept``).
 """
 
 from __future__ import annotations
@@ -48,6 +49,10 @@ def markdown(verdicts: Iterable[Verdict], record_hint: str = "--record",
         for v in pixel_lines:
             lines.append(f"- `{_cell(v.key)}`: {_cell(v.pixels_line or '')}")
         if pixel_lines:
+            lines.append("")
+        opinions = [v for v in shown if v.opinion_line]  # a regression drawn again
+        lines += [f"- `{_cell(v.key)}`: {_cell(v.opinion_line or '')}" for v in opinions]
+        if opinions:
             lines.append("")
     lines += [f"- the ledger: {_cell(p)}" for p in problems]
     lines += [f"{line.strip()}" if not line.startswith("accept") else

@@ -46,12 +46,15 @@ def see_line(record: dict, frame: int | None) -> str | None:
 
 def evidence_lines(record: dict) -> list[str]:
     """Everything printed under a verdict line (each to be indented by the caller):
-    the pixel line, what moved, and the command that shows the first differing frame
-    whose reference the store holds."""
+    the pixel line, the second opinion, what moved, and the command that shows the
+    first differing frame whose reference the store holds."""
     lines = []
     evidence = record.get("evidence") or {}
     if evidence.get("summary"):
         lines.append(f"pixels: {evidence['summary']}")
+    opinion = record.get("opinion") or {}  # a regression drawn again (second_opinion.py)
+    if opinion.get("summary"):
+        lines.append(f"opinion: {opinion['summary']}")
     lines += moved_lines(record.get("moved") or [])
     frames = [f["frame"] for f in evidence.get("frames", ())]
     see = see_line(record, frames[0] if frames else None)
