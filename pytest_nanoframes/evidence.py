@@ -287,6 +287,11 @@ def say_what_is_accepted(state: State, fresh: dict) -> None:
         lines += accepting_lines(verdict, recorded, reading_of(key, entry), state.nf_config,
                                  options(state).store, RECORD_HINT)
     if lines and reporter is not None:
+        # pytest leaves its progress line ("[100%]") open until its own summary; under
+        # -q it does not know that line is open (ensure_newline does nothing there)
+        reporter.ensure_newline()
+        if getattr(reporter, "_tw", None) is not None and reporter._tw.width_of_current_line:
+            reporter.write("\n")
         reporter.write_sep("-", "nanoframes: what --nf-record accepts")
         for line in lines:
             reporter.write_line(line)

@@ -273,7 +273,9 @@ def pytest_sessionfinish(session: pytest.Session, exitstatus: int) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any, config: pytest.Config) -> None:
     state = get_state(config)
-    if state is None or not state.options.active or state.worker:
+    if state is None or state.worker:
+        return
+    if not state.options.active and not state.results:  # nothing judged: no section
         return
     from pytest_nanoframes.report import terminal_summary
 
