@@ -16,7 +16,7 @@ from ..bake.baker import Baker
 from ..config import Config, find_project_root, load_config, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT, film_digest
-from ..frames.film import Film, checked, film_digests, result_of
+from ..frames.film import Film, checked, film_readings, joined, result_of
 from ..frames.store import Store
 from ..model.composition import Composition
 from ..model.numbers import evenly_spaced
@@ -160,19 +160,20 @@ class PendingReading:
 
     def result(self) -> Reading:
         if self._film is not None:
-            digests = tuple(film_digests(self._film, self.indices))
+            digests, scenes = film_readings(self._film, self.indices)
         else:
-            digests = tuple(d for f in self._futures
-                            for d in checked(self.inputs, result_of(f), self.path))
+            digests, scenes = joined(checked(self.inputs, result_of(f), self.path)
+                                     for f in self._futures)
         return Reading(
             key=self.key,
             identity=self.identity.as_dict(),
             toolchain_parts=toolchain_parts(self.video),
             frames=self.frames,
             indices=self.indices,
-            frame_digests=digests,
+            frame_digests=tuple(digests),
             digest=film_digest(digests),
             composition_id=self.composition_id,
+            scene_digests=tuple(scenes),
         )
 
 
@@ -223,8 +224,8 @@ def read_film(path: str | Path, *, config: Config | None = None, samples: int | 
     pending = start_reading(path, config=config, samples=samples, dedup=dedup, store=store)
     if pool is not None or jobs > 1:
         film = pending._film
-        digests = tuple(film_digests(film, pending.indices, jobs=jobs, pool=pool))
-        pending.attach([_done((digests, pending.inputs))])
+        made = film_readings(film, pending.indices, jobs=jobs, pool=pool)
+        pending.attach([_done((made, pending.inputs))])
     return pending.result()
 
 
@@ -244,6 +245,8 @@ def entry_from_reading(reading: Reading) -> Entry:
         identity=dict(reading.identity),
         toolchain_parts=dict(reading.toolchain_parts),
         frame_digests=tuple(d[:SHORT] for d in reading.frame_digests),
+        scene_digests=(tuple(d[:SHORT] for d in reading.scene_digests)
+                       if reading.scene_digests else None),
     )
 
 
@@ -295,8 +298,8 @@ def check_composition(comp: Composition, key: str, *, config: Config | None = No
                                 store=store)
         pending.key = key
         if pool is not None:  # drawn there: a crash in ThorVG is this check's error
-            digests = tuple(film_digests(pending._film, pending.indices, pool=pool))
-            pending.attach([_done((digests, pending.inputs))])
+            made = film_readings(pending._film, pending.indices, pool=pool)
+            pending.attach([_done((made, pending.inputs))])
         reading = pending.result()
     except NanoframesError as exc:
         return error(key, str(exc)), None
