@@ -55,14 +55,14 @@ def scene_lines(scenes: dict | None) -> list[str]:
 
 def evidence_lines(record: dict) -> list[str]:
     """Everything printed under a verdict line (each to be indented by the caller):
-    the pixel line, what moved, why (the scenes), and the command that shows the first
-    differing frame whose reference the store holds."""
+    the pixel line, what moved, why (the scenes), and the command that shows the
+    first differing frame whose reference the store holds."""
     lines = []
     evidence = record.get("evidence") or {}
     if evidence.get("summary"):
         lines.append(f"pixels: {evidence['summary']}")
-    lines += scene_lines(record.get("scenes"))
     lines += moved_lines(record.get("moved") or [])
+    lines += scene_lines(record.get("scenes"))
     frames = [f["frame"] for f in evidence.get("frames", ())]
     see = see_line(record, frames[0] if frames else None)
     if see:
