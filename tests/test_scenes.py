@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import sys
 import tarfile
 import zlib
 from pathlib import Path
@@ -304,3 +305,25 @@ def test_the_plugin_failure_text_has_the_scene_line(tmp_path: Path) -> None:
     assert "scene: different scene in every differing frame: in frames 1–7 only " \
            "#card's opacity differs" in done.stdout, done.stdout
     assert "frame 1: #card opacity 0.9375 → 0.90625" in done.stdout
+
+
+def test_review_shows_the_scene_line(tmp_path: Path) -> None:
+    import pexpect
+    from scratch_project import env, write_film
+    from scratch_project import nf as nf_cli
+    from test_hints import cli_project
+
+    root = cli_project(tmp_path / "p")
+    assert nf_cli(root, "digest", "--record").returncode == 0
+    write_film(root, "a", "#00cc00")
+    assert nf_cli(root, "digest", "--check").returncode == 1
+    child = pexpect.spawn(sys.executable, ["-m", "nanoframes", "review"], cwd=str(root),
+                          env=env(root), encoding="utf-8", timeout=120)
+    child.expect("CHANGED films/a.nf.svg: changed, source changed")
+    child.expect(r"scene: different scene in every differing frame: in frames 0–1 only "
+                 r"#box's fill differs")
+    child.expect("frame 0: #box fill #cc0000 → #00cc00")
+    child.expect(r"\[q\]uit\? ")
+    child.sendline("q")
+    child.expect(pexpect.EOF)
+    child.close()
