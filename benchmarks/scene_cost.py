@@ -13,7 +13,10 @@ both alike; the best of the rounds is compared. Two figures:
    which now also keeps every distinct scene (compressed, images as blobs);
 2. ``digest --all --check -j N`` that matches: the path that must cost what it
    did (its only scene work is the hash of each document, taken anyway for
-   de-duplication).
+   de-duplication, and a look in the store for each distinct scene);
+3. the same check into an empty store: a check keeps what it draws for pending
+   readings (decision 0065), frames and now scenes, so this is where keeping
+   scenes could show on a check.
 
 Then the store's size: the frames and the scenes kept. No test asserts these;
 on a busy machine read the ratio, not the seconds.
@@ -82,9 +85,14 @@ def main() -> None:
         tmp_path = Path(tmp)
         trees = {"scenes": HERE, "base": _unpack(args.base, tmp_path / "base-tree")}
         projects = {name: _project(tmp_path / f"project-{name}") for name in trees}
+        def empty_store_check(tree: Path, project: Path, jobs: int) -> float:
+            shutil.rmtree(project / ".nanoframes" / "store", ignore_errors=True)
+            return _run(tree, project, jobs, "--check")
+
         figures = (("digest --all --record", _record),
                    ("digest --all --check (match)",
-                    lambda t, p, j: _run(t, p, j, "--check")))
+                    lambda t, p, j: _run(t, p, j, "--check")),
+                   ("  the same, empty store", empty_store_check))
         for label, measure in figures:
             best = {name: float("inf") for name in trees}
             for round_ in range(args.repeat):
@@ -94,6 +102,7 @@ def main() -> None:
             print(f"{label:<30} scenes {best['scenes']:.2f} s  base {best['base']:.2f} s  "
                   f"ratio {best['scenes'] / best['base']:.3f}  "
                   f"(-j {args.jobs}, best of {args.repeat}, load {os.getloadavg()[0]:.1f})")
+        _record(trees["scenes"], projects["scenes"], args.jobs)  # what recording keeps
         store = projects["scenes"] / ".nanoframes" / "store"
         frames = _size(store, "*/*.png")
         scenes = _size(store / "inputs" / "scene", "*.z")

@@ -105,6 +105,14 @@ def test_a_scene_digest_is_the_hash_of_the_bytes_thorvg_is_handed(proj: Path) ->
     assert film_readings(Film.open(proj / KEY, proj), jobs=2)[1] == scene_digests
 
 
+def test_plain_json_lists_the_scene_digests(proj: Path, capsys) -> None:
+    status, out, _ = nf(capsys, "digest", "--json", KEY)
+    row = json.loads(out)["compositions"][0]
+    film = Film.open(proj / KEY, proj)
+    assert status == 0 and row["scene_digests"] == [
+        hashlib.sha256(film.document(i)).hexdigest() for i in range(8)]
+
+
 def test_packing_is_exact_deterministic_and_keeps_images_once(tmp_path: Path) -> None:
     uri = b"data:image/png;base64," + base64.b64encode(noise_png())
     docs = [b'<svg xmlns="http://www.w3.org/2000/svg"><image href="%s" x="%d"/></svg>'
