@@ -59,10 +59,11 @@ def noise_png(seed: int = 7) -> bytes:
     return out.getvalue()
 
 
-def write(root: Path, end: int = 36, fade: float = 0.5, image: bool = False) -> Path:
+def write(root: Path, end: int = 36, fade: float = 0.5, image: bool = False,
+          seed: int = 7) -> Path:
     tag = ""
     if image:
-        uri = "data:image/png;base64," + base64.b64encode(noise_png()).decode()
+        uri = "data:image/png;base64," + base64.b64encode(noise_png(seed)).decode()
         tag = f'<image id="pic" x="30" y="2" width="10" height="10" href="{uri}"/>'
     path = root / KEY
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -212,6 +213,19 @@ def test_an_edited_keyframe_is_a_different_scene_named_element_and_attribute(
     status, _, _ = nf(capsys, "digest", "--check", "--html", "report.html")
     page = (proj / "report.html").read_text()
     assert '<p class="scene">scene: different scene' in page and "#card opacity" in page
+
+
+def test_an_image_that_moved_is_named_by_hash_not_spelled_out(proj: Path, capsys) -> None:
+    write(proj, image=True)
+    nf(capsys, "digest", "--record")
+    write(proj, image=True, seed=8)
+    _, out, _ = nf(capsys, "digest", "--check", "--json")
+    found = json.loads(out)["verdicts"][0]["scenes"]
+    assert found["classification"] == "different scene"
+    change = found["diffs"][0]["changes"][0]
+    assert change.startswith("#pic href data:image/png;base64,… (") and " → " in change
+    assert len(change) < 200 and "sha256 " in change
+    assert "in frames 0–7 only #pic's href differs" in found["summary"]
 
 
 def test_a_recorded_scene_the_store_lacks_is_said_with_the_hint(proj: Path, capsys) -> None:
