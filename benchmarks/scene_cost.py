@@ -18,8 +18,12 @@ both alike; the best of the rounds is compared. Two figures:
    readings (decision 0065), frames and now scenes, so this is where keeping
    scenes could show on a check.
 
-Then the store's size: the frames and the scenes kept. No test asserts these;
-on a busy machine read the ratio, not the seconds.
+Then, in this process and in CPU time (less at the mercy of the load than wall
+time), what keeping scenes adds to a recording: every example's distinct scenes
+packed and written into an empty store, against drawing and hashing those films
+(``Film.digests``, de-duplicated, one thread). And the store's size: the frames
+and the scenes kept. No test asserts these; on a busy machine read the ratio,
+not the seconds.
 """
 
 from __future__ import annotations
@@ -75,6 +79,34 @@ def _size(folder: Path, pattern: str) -> tuple[int, int]:
     return len(files), sum(p.stat().st_size for p in files)
 
 
+def _in_process() -> tuple[float, float, int]:
+    """(CPU s to keep every distinct scene, CPU s to draw and hash the films, scenes)."""
+    sys.path.insert(0, str(HERE))
+    from nanoframes.frames import scenes
+    from nanoframes.frames.film import Film
+    from nanoframes.frames.store import Store
+
+    paths = sorted((HERE / "examples").rglob("*.nf.svg"))
+    documents: dict[str, bytes] = {}
+    drawing = 0.0
+    for path in paths:
+        film = Film.open(path, HERE)
+        film.draw_thread = False  # one thread: its CPU time is this process's
+        start = time.process_time()
+        film.digests()
+        drawing += time.process_time() - start
+        for i in range(film.comp.frame_count):
+            doc = film.document(i)
+            documents.setdefault(scenes.scene_digest(doc), doc)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp), warn=None)
+        start = time.process_time()
+        for digest, doc in documents.items():
+            scenes.keep(store, digest, doc)
+        keeping = time.process_time() - start
+    return keeping, drawing, len(documents)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--base", default="b0f4c89")
@@ -102,6 +134,9 @@ def main() -> None:
             print(f"{label:<30} scenes {best['scenes']:.2f} s  base {best['base']:.2f} s  "
                   f"ratio {best['scenes'] / best['base']:.3f}  "
                   f"(-j {args.jobs}, best of {args.repeat}, load {os.getloadavg()[0]:.1f})")
+        keeping, drawing, count = _in_process()
+        print(f"in-process CPU: keeping {count} scenes {keeping:.2f} s, drawing and hashing "
+              f"the films {drawing:.2f} s: ratio {keeping / drawing:.3f}")
         _record(trees["scenes"], projects["scenes"], args.jobs)  # what recording keeps
         store = projects["scenes"] / ".nanoframes" / "store"
         frames = _size(store, "*/*.png")
