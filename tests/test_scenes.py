@@ -15,6 +15,7 @@ import dataclasses
 import hashlib
 import io
 import json
+import shutil
 import sys
 import tarfile
 import zlib
@@ -301,6 +302,7 @@ def test_classification_and_diff_units() -> None:
 
 def test_a_matching_check_does_no_scene_work(proj: Path, capsys, monkeypatch) -> None:
     nf(capsys, "digest", "--record")
+    shutil.rmtree(proj / ".nanoframes" / "store")  # a CI job's empty store
 
     def refuse(*_a, **_k):
         raise AssertionError("a matching check touched the scenes")
@@ -308,7 +310,27 @@ def test_a_matching_check_does_no_scene_work(proj: Path, capsys, monkeypatch) ->
     monkeypatch.setattr(scenes, "recorded_scene", refuse)
     monkeypatch.setattr(scenes, "pack", refuse)
     monkeypatch.setattr("nanoframes.evidence.scenediff.recorded_scene", refuse)
-    assert nf(capsys, "digest", "--check")[0] == 0
+    for jobs in ("1", "2"):
+        assert nf(capsys, "digest", "--check", "-j", jobs)[0] == 0
+    assert (proj / ".nanoframes" / "store").is_dir()  # the check kept its frames ...
+    assert not (proj / ".nanoframes" / "store" / "inputs" / "scene").exists()  # ... no scene
+
+
+def test_a_check_keeps_the_new_scenes_it_diffed_so_accepting_keeps_them(
+        proj: Path, capsys) -> None:
+    nf(capsys, "digest", "--record")
+    write(proj, fade=0.25)
+    assert nf(capsys, "digest", "--check")[0] == 1
+    assert nf(capsys, "accept", "--all-changed")[0] == 0
+    accepted = entry(proj)["scene_digests"]
+    store = Store(proj / ".nanoframes" / "store", warn=None)
+    film = Film.open(proj / KEY, proj)
+    assert all(scenes.recorded_scene(store, accepted[i]) == film.document(i) for i in range(8))
+    write(proj, fade=0.75)  # the next edit is diffed against the accepted scenes
+    _, out, _ = nf(capsys, "digest", "--check", "--json")
+    found = json.loads(out)["verdicts"][0]["scenes"]
+    assert not found["missing"] and found["diffs"][0]["changes"][0].startswith(
+        "#card opacity 0.90625 → ")
 
 
 def test_the_plugin_failure_text_has_the_scene_line(tmp_path: Path) -> None:

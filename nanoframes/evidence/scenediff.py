@@ -26,7 +26,7 @@ from ..determinism.verdict import Reading, Verdict
 from ..errors import NanoframesError
 from ..frames.digest import SHORT
 from ..frames.film import Film
-from ..frames.scenes import recorded_scene, scene_digest
+from ..frames.scenes import keep, recorded_scene, scene_digest
 from ..frames.store import Store
 from ..model.svg import local_name
 
@@ -122,7 +122,9 @@ def attach_scene_diffs(verdict: Verdict, entry: Entry, reading: Reading | None,
                        store_root: Path | None, opened: Callable[[], Film],
                        hint: str) -> Verdict:
     """``verdict`` with the structural diff of each different-scene frame (the first
-    ``MAX_DIFFED``), grouped; frames whose recorded scene the store lacks named."""
+    ``MAX_DIFFED``), grouped; frames whose recorded scene the store lacks named.
+    Each current scene diffed is kept in the store (a check keeps no scenes while it
+    draws), so the reading, accepted, has its scenes there."""
     scenes = verdict.scenes
     if scenes is None or not scenes.different or entry.scene_digests is None:
         return verdict
@@ -132,6 +134,18 @@ def attach_scene_diffs(verdict: Verdict, entry: Entry, reading: Reading | None,
     diffs, missing, notes = [], [], []
     documents: dict[str, bytes | None] = {}  # recorded scenes, each rebuilt once
     for frame in scenes.different[:MAX_DIFFED]:
+        try:
+            now = opened().document(frame)
+        except (NanoframesError, OSError) as exc:
+            notes.append(f"the current scenes cannot be baked again ({exc})")
+            break
+        digest = scene_digest(now)
+        if frame in fresh and digest[:SHORT] != fresh[frame][:SHORT]:
+            notes.append("the composition changed since it was checked: the scenes diffed "
+                         "are of the file as it is now")
+            fresh = {}  # said once
+        elif store is not None:
+            keep(store, digest, now)
         short = recorded[frame]
         if short not in documents:
             documents[short] = recorded_scene(store, short) if store is not None else None
@@ -139,15 +153,6 @@ def attach_scene_diffs(verdict: Verdict, entry: Entry, reading: Reading | None,
         if before is None:
             missing.append(frame)
             continue
-        try:
-            now = opened().document(frame)
-        except (NanoframesError, OSError) as exc:
-            notes.append(f"the current scenes cannot be baked again ({exc})")
-            break
-        if frame in fresh and scene_digest(now)[:SHORT] != fresh[frame][:SHORT]:
-            notes.append("the composition changed since it was checked: the scenes diffed "
-                         "are of the file as it is now")
-            fresh = {}  # said once
         diffs.append(frame_diff(frame, before, now))
     if len(scenes.different) > MAX_DIFFED:
         notes.append(f"the first {MAX_DIFFED} of {len(scenes.different)} different scenes "

@@ -73,6 +73,9 @@ class Film:
         self.store: Store | None = None
         self._stored: set[str] = set()
         self._scenes_kept: set[bytes] = set()
+        # a recording keeps each distinct scene in ``store`` too (scenes.py); a check
+        # does not: its only scene work is the hash the de-duplication takes anyway
+        self.keep_scenes = False
         # the scene digests (full hex) of the frames the last ``digests`` call drew
         self.scenes: list[str] = []
         self._encoding: deque[Future] = deque()
@@ -162,7 +165,8 @@ class Film:
                 doc = self.document(i)
                 key = hashlib.sha256(doc).digest()  # the scene digest; the de-duplication key
                 scenes.append(key.hex())
-                if self._encoder is not None and key not in self._scenes_kept:
+                if self._encoder is not None and self.keep_scenes \
+                        and key not in self._scenes_kept:
                     self._scenes_kept.add(key)  # kept off this thread, as frames are
                     self._encoding.append(self._encoder.submit(keep_scene, self.store,
                                                                key.hex(), doc))
@@ -253,7 +257,7 @@ def chunks(indices: Sequence[int], parts: int) -> list[list[int]]:
 # an error, never a film drawn partly from each version.
 
 def _digest_task(path: str, root: str | None, indices: list[int], dedup: bool,
-                 store: str | None = None, text: bytes | None = None
+                 store: str | None = None, text: bytes | None = None, scenes: bool = False
                  ) -> tuple[tuple[list[str], list[str]], tuple]:
     film = _worker_film(path, root, dedup, text=text)
     # the worker keeps its own frames: the store is a directory and writes are atomic
@@ -261,6 +265,7 @@ def _digest_task(path: str, root: str | None, indices: list[int], dedup: bool,
         film.store = None
     elif film.store is None or str(film.store.root) != store:
         film.store, film._stored, film._scenes_kept = Store(store, warn=None), set(), set()
+    film.keep_scenes = scenes
     return (film.digests(indices), film.scenes), film.inputs()
 
 
@@ -356,16 +361,18 @@ def checked(inputs: tuple, result: tuple, path: Path):
 
 
 def submit_digests(comp: Composition, indices: Sequence[int], pool: Executor, parts: int,
-                   dedup: bool = True, store: Path | None = None) -> list[Future]:
+                   dedup: bool = True, store: Path | None = None, scenes: bool = False
+                   ) -> list[Future]:
     """Queue a composition's frames on worker processes in ``parts`` contiguous runs;
     the futures' results, concatenated, are the digests in index order. Each
     worker parses the file itself (a composition built from text: its bytes), so
     nothing big crosses a process boundary. Each result is (frame digests, scene
-    digests) of its run (``joined`` concatenates them)."""
+    digests) of its run (``joined`` concatenates them); with ``scenes`` the workers keep
+    the scenes in ``store`` too (a recording's)."""
     path, root = str(comp.path), str(comp.project_root)
     kept = str(store) if store is not None else None
     # a composition built from text has no file to parse: its bytes travel instead
-    return [pool.submit(_digest_task, path, root, c, dedup, kept, comp.text)
+    return [pool.submit(_digest_task, path, root, c, dedup, kept, comp.text, scenes)
             for c in chunks(indices, parts)]
 
 
@@ -397,7 +404,8 @@ def film_readings(film: Film, indices: Sequence[int] | None = None, jobs: int = 
     pool = pool or worker_pool(jobs)
     try:
         futures = submit_digests(film.comp, indices, pool, 2 * max(jobs, 1), film.dedup,
-                                 film.store.root if film.store is not None else None)
+                                 film.store.root if film.store is not None else None,
+                                 film.keep_scenes)
         return joined(checked(film.inputs(), result_of(f), film.comp.path) for f in futures)
     finally:
         if own:
