@@ -107,6 +107,15 @@ def test_a_scene_digest_is_the_hash_of_the_bytes_thorvg_is_handed(proj: Path) ->
     assert film_readings(Film.open(proj / KEY, proj), jobs=2)[1] == scene_digests
 
 
+def test_the_svg_command_prints_the_scene(proj: Path, capsysbinary) -> None:
+    """docs/digest.md: the scene is what `nanoframes svg` prints, less its newline."""
+    assert main(["svg", KEY, "--frame", "3"]) == 0
+    out = capsysbinary.readouterr().out
+    film = Film.open(proj / KEY, proj)
+    assert out.endswith(b"\n") and out[:-1] == film.document(3)
+    assert hashlib.sha256(out[:-1]).hexdigest() == film_readings(film, [3])[1][0]
+
+
 def test_plain_json_lists_the_scene_digests(proj: Path, capsys) -> None:
     status, out, _ = nf(capsys, "digest", "--json", KEY)
     row = json.loads(out)["compositions"][0]
