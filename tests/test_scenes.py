@@ -28,9 +28,9 @@ from PIL import Image
 
 from nanoframes.cli import main
 from nanoframes.determinism.ledger import read_ledger
-from nanoframes.determinism.scenes import PREDATES, SceneEvidence, classify
+from nanoframes.determinism.scenes import PREDATES, SceneEvidence, classify, grouped
 from nanoframes.determinism.verdict import Kind, Reading, judge
-from nanoframes.evidence.scenediff import shown, structural_diff
+from nanoframes.evidence.scenediff import frame_diff, shown, structural_diff
 from nanoframes.frames import scenes
 from nanoframes.frames.film import Film, film_readings
 from nanoframes.frames.store import Store
@@ -305,6 +305,11 @@ def test_classification_and_diff_units() -> None:
                        "svg/g[2]/text[1] text 'hi' → 'ho'", "svg/g[2]/path[1] added"]
     assert keys == ["#t opacity", "#t/rect[2] x", "svg/g[2]/text[1] text",
                     "svg/g[2]/path[1] added"]
+    # documents that differ in their bytes only (attribute order, whitespace)
+    same = frame_diff(3, b'<svg xmlns="http://www.w3.org/2000/svg"><rect x="1" y="2"/></svg>',
+                      b'<svg xmlns="http://www.w3.org/2000/svg">\n<rect y="2" x="1"/></svg>')
+    assert same.line == "frame 3: no element, attribute or text differs"
+    assert grouped([same])[0].text.startswith("in frame 3 the documents differ in their bytes")
     long = "data:image/png;base64," + "A" * 5000
     assert shown(long).startswith("data:image/png;base64,… (5,022 chars, sha256 ")
 

@@ -43,7 +43,8 @@ class FrameDiff:
     @property
     def line(self) -> str:
         tail = f"; … {self.more} more" if self.more else ""
-        return f"frame {self.frame}: {'; '.join(self.changes) or 'no element differs'}{tail}"
+        said = "; ".join(self.changes) or "no element, attribute or text differs"
+        return f"frame {self.frame}: {said}{tail}"
 
     def as_dict(self) -> dict[str, Any]:
         return {"frame": self.frame, "changes": list(self.changes), "more": self.more,
@@ -69,7 +70,8 @@ class Group:
             f"frames {self.start}–{self.end}"
         words = [_possessive(k) for k in self.keys]
         if not words:
-            return f"in {frames} the scenes differ in layout only (no element or attribute)"
+            return (f"in {frames} the documents differ in their bytes only (whitespace, "
+                    "attribute order): no element, attribute or text")
         if len(words) <= 3:
             verb = "differs" if len(words) == 1 else "differ"
             return f"in {frames} only {' and '.join(words)} {verb}"
