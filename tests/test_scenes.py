@@ -223,6 +223,7 @@ def test_an_edited_keyframe_is_a_different_scene_named_element_and_attribute(
     status, _, _ = nf(capsys, "digest", "--check", "--html", "report.html")
     page = (proj / "report.html").read_text()
     assert '<p class="scene">scene: different scene' in page and "#card opacity" in page
+    assert '<p class="time">time: first difference at frame 1' in page  # the record has it
 
 
 def test_an_image_that_moved_is_named_by_hash_not_spelled_out(proj: Path, capsys) -> None:
