@@ -125,6 +125,7 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
             comp, ekey, config=state.nf_config, ledger=ledger,
             samples=samples or options.samples, excused=state.excused(),
             store=evidence.reading_store(state), measure=True,
+            keep_scenes=options.recording,  # a recording keeps its scenes (frames/scenes.py)
             # drawn by this process's drawing worker, as collected items are: a crash
             # in ThorVG fails this test, never the session (decision 0030)
             pool=state.drawing_pool())

@@ -157,6 +157,7 @@ class CompositionItem(_Item):
             # a crash in ThorVG there is this item's error, not the session's end
             pool=state.drawing_pool(),
             excused=state.excused(), store=evidence.reading_store(state),
+            keep_scenes=options.recording,  # a recording keeps its scenes (frames/scenes.py)
         )
         verdict, record = evidence.for_item(self, state, verdict, reading)  # pixel evidence
         outcome = decide(verdict, recording=options.recording, strict=options.strictness,

@@ -1,5 +1,5 @@
 """Hand-editing a ledger entry in a test, as a recording with other results would
-have written it: after changing ``digest`` or ``frame_digests``, :func:`reseal`
+have written it: after changing ``digest``, ``frame_digests`` or ``scene_digests``, :func:`reseal`
 gives the entry the seal a recording would (``ledger.seal``), so it reads as a
 consistent entry, not a corrupt one."""
 
@@ -16,7 +16,8 @@ def reseal(entry: dict) -> dict:
     samples = entry.get("samples")
     entry["seal"] = seal(entry["digest"], entry["frames"],
                          tuple(samples) if samples is not None else None,
-                         tuple(entry["frame_digests"]))
+                         tuple(entry["frame_digests"]),
+                         tuple(entry["scene_digests"]) if "scene_digests" in entry else None)
     return entry
 
 

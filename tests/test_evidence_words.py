@@ -160,7 +160,8 @@ def test_the_records_travel_with_the_store_and_are_verified(proj, capsys):
     nf(capsys, "store", "--export", "moved.tar")
     with tarfile.open(proj / "moved.tar") as tar:
         kinds = {PurePosixPath(m.name).parts[1] for m in tar if m.name.startswith("inputs/")}
-    assert kinds == {"source", "modules"}  # no media or fonts: nothing to keep
+    # no media or fonts: nothing to keep; the scenes (frames/scenes.py) travel too
+    assert kinds == {"source", "modules", "scene"}
     shutil.rmtree(proj / ".nanoframes")
     with tarfile.open(proj / "moved.tar", "a") as tar:  # a record that lies about its name
         data = json.dumps({"canonical": "[]", "children": []}).encode()

@@ -300,7 +300,8 @@ def _plain(targets: list[Path], config, args: argparse.Namespace, jobs: int,
         else:
             rows.append({"key": r.key, "digest": r.digest, "frames": r.frames,
                          "sampled": r.sampled, "indices": list(r.indices),
-                         "identity": dict(r.identity), "frame_digests": list(r.frame_digests)})
+                         "identity": dict(r.identity), "frame_digests": list(r.frame_digests),
+                         "scene_digests": list(r.scene_digests)})
             if not args.json:
                 extent = (f"{len(r.indices)} of {r.frames} frames sampled" if r.sampled
                           else f"{r.frames} frames")

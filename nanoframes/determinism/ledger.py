@@ -49,20 +49,23 @@ def is_test_key(key: str) -> bool:
 
 
 _ENTRY_KEYS = {"digest", "frames", "sampled", "samples", "identity", "toolchain_parts",
-               "frame_digests", "platforms", "seal"}
+               "frame_digests", "scene_digests", "platforms", "seal"}
 # The end of the message of an entry whose parts disagree with its seal.
 SEAL_BROKEN = "do not match its seal (hand-edited?); re-record it with --force"
 
 
 def seal(digest: str, frames: int, samples: tuple[int, ...] | None,
-         frame_digests: tuple[str, ...]) -> str:
+         frame_digests: tuple[str, ...], scene_digests: tuple[str, ...] | None = None) -> str:
     """What ties an entry's frame list to its film digest. The film digest hashes
     full frame digests and the ledger keeps prefixes, so it cannot be recomputed
     from them: the seal hashes the film digest, the frame count, the sample indices
     and the frame digest prefixes together, and an entry that disagrees with its
-    seal (a frame digest or the ``frames`` count edited by hand) is corrupt."""
+    seal (a frame digest or the ``frames`` count edited by hand) is corrupt. Scene
+    digests, where an entry has them, are sealed after a line ``scenes``; an entry
+    without them seals as it always did."""
+    scenes = ["scenes", *scene_digests] if scene_digests is not None else []
     text = "\n".join([digest, str(frames), ",".join(map(str, samples or ())),
-                      *frame_digests])
+                      *frame_digests, *scenes])
     return hashlib.sha256(text.encode("ascii")).hexdigest()
 _TAG = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}")  # as platforms.valid_tag
 _HEX = frozenset("0123456789abcdef")
@@ -91,6 +94,9 @@ class Entry:
     # Platform entries by tag (``linux-x86_64``): another machine's reading of the
     # same film, beside this primary one (platform entries have none of their own).
     platforms: Mapping[str, Entry] = field(default_factory=dict)
+    # The first ``SHORT`` hex of each frame's scene digest (frames/scenes.py), one per
+    # index; None in an entry recorded before scene digests were.
+    scene_digests: tuple[str, ...] | None = None
 
     @property
     def primary(self) -> Entry:
@@ -114,8 +120,11 @@ class Entry:
             "identity": dict(self.identity),
             "toolchain_parts": dict(self.toolchain_parts),
             "frame_digests": list(self.frame_digests),
-            "seal": seal(self.digest, self.frames, self.samples, self.frame_digests),
+            "seal": seal(self.digest, self.frames, self.samples, self.frame_digests,
+                         self.scene_digests),
         }
+        if self.scene_digests is not None:
+            data["scene_digests"] = list(self.scene_digests)
         if self.samples is not None:
             data["samples"] = list(self.samples)
         if self.platforms:
@@ -138,7 +147,7 @@ class Entry:
         unknown = sorted(set(data) - _ENTRY_KEYS)
         if unknown:
             raise bad(f"unknown field {unknown[0]!r}")
-        for name in _ENTRY_KEYS - {"samples", "platforms", "seal"}:
+        for name in _ENTRY_KEYS - {"samples", "platforms", "seal", "scene_digests"}:
             if name not in data:
                 raise bad(f"missing field {name!r}")
 
@@ -197,9 +206,19 @@ class Entry:
             raise bad(f"field 'frame_digests' has {len(frame_digests)} digests, "
                       f"expected {expected} (one per {'sample' if sampled else 'frame'})")
 
+        scene_digests = data.get("scene_digests")  # absent in entries recorded before them
+        if scene_digests is not None:
+            if not isinstance(scene_digests, list) or not all(_is_hex(d, SHORT)
+                                                               for d in scene_digests):
+                raise bad(f"field 'scene_digests' must list {SHORT}-hex scene digest prefixes")
+            if len(scene_digests) != expected:
+                raise bad(f"field 'scene_digests' has {len(scene_digests)} digests, "
+                          f"expected {expected} (one per {'sample' if sampled else 'frame'})")
+            scene_digests = tuple(scene_digests)
+
         stored_seal = data.get("seal")  # absent in entries written before it existed
         if stored_seal is not None and stored_seal != seal(digest, frames, samples,
-                                                           tuple(frame_digests)):
+                                                           tuple(frame_digests), scene_digests):
             raise bad(f"its frame digests, frame count or samples {SEAL_BROKEN}")
 
         platforms: dict[str, Entry] = {}
@@ -224,6 +243,7 @@ class Entry:
             toolchain_parts={name: parts[name] for name in names},
             frame_digests=tuple(frame_digests),
             platforms=platforms,
+            scene_digests=scene_digests,
         )
 
 

@@ -64,12 +64,16 @@ def reading_of(key: str, entry: Entry) -> Reading:
     return Reading(key=key, identity=dict(entry.identity),
                    toolchain_parts=dict(entry.toolchain_parts), frames=entry.frames,
                    indices=entry.indices, frame_digests=entry.frame_digests,
-                   digest=entry.digest)
+                   digest=entry.digest, scene_digests=entry.scene_digests or ())
 
 
 def keeps_entry(fresh: Entry, recorded: Entry) -> bool:
-    """A matching reading keeps the recorded entry unless it covers more frames."""
-    return len(fresh.indices) <= len(recorded.indices)
+    """A matching reading keeps the recorded entry unless it covers more frames, or
+    adds the scene digests an entry recorded before them lacks."""
+    if len(fresh.indices) > len(recorded.indices):
+        return False
+    return not (recorded.scene_digests is None and fresh.scene_digests is not None
+                and fresh.indices == recorded.indices)
 
 
 def stale_keys(ledger: Ledger, root: Path, seen: Iterable[str]) -> list[str]:
@@ -286,12 +290,14 @@ def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str
         "evidence": verdict.evidence.to_json() if verdict.evidence is not None else None,
         "time_axis": verdict.time_axis.as_dict() if verdict.time_axis is not None else None,
         "opinion": verdict.opinion.as_dict() if verdict.opinion is not None else None,
+        "scenes": verdict.scenes.as_dict() if verdict.scenes is not None else None,
     }
 
 
 def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
     from ..frames.compare import FilmEvidence  # NumPy: only when evidence travels
     from ..frames.timeaxis import TimeAxis
+    from .scenes import SceneEvidence
     from .second_opinion import Opinion
 
     return Verdict(
@@ -304,6 +310,7 @@ def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
         evidence=FilmEvidence.from_json(data["evidence"]) if data.get("evidence") else None,
         time_axis=TimeAxis.from_json(data["time_axis"]) if data.get("time_axis") else None,
         opinion=Opinion.from_json(data["opinion"]) if data.get("opinion") else None,
+        scenes=SceneEvidence.from_json(data["scenes"]) if data.get("scenes") else None,
     )
 
 

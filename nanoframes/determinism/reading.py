@@ -16,7 +16,7 @@ from ..bake.baker import Baker
 from ..config import Config, find_project_root, load_config, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT, film_digest
-from ..frames.film import Film, checked, film_digests, result_of
+from ..frames.film import Film, checked, film_readings, joined, result_of
 from ..frames.store import Store
 from ..model.composition import Composition
 from ..model.numbers import evenly_spaced
@@ -160,19 +160,20 @@ class PendingReading:
 
     def result(self) -> Reading:
         if self._film is not None:
-            digests = tuple(film_digests(self._film, self.indices))
+            digests, scenes = film_readings(self._film, self.indices)
         else:
-            digests = tuple(d for f in self._futures
-                            for d in checked(self.inputs, result_of(f), self.path))
+            digests, scenes = joined(checked(self.inputs, result_of(f), self.path)
+                                     for f in self._futures)
         return Reading(
             key=self.key,
             identity=self.identity.as_dict(),
             toolchain_parts=toolchain_parts(self.video),
             frames=self.frames,
             indices=self.indices,
-            frame_digests=digests,
+            frame_digests=tuple(digests),
             digest=film_digest(digests),
             composition_id=self.composition_id,
+            scene_digests=tuple(scenes),
         )
 
 
@@ -185,14 +186,16 @@ def frames_to_read(comp: Composition, samples: int | None) -> tuple[int, ...]:
 
 def start_reading(path: str | Path, *, config: Config | None = None,
                   samples: int | None = None, dedup: bool = True,
-                  comp: Composition | None = None, store: Path | None = None
-                  ) -> PendingReading:
+                  comp: Composition | None = None, store: Path | None = None,
+                  keep_scenes: bool = False) -> PendingReading:
     """Parse (unless ``comp`` is given) and identify one composition; its frames are
     drawn by ``result()`` (or on a pool after ``submit``/``attach``). Errors in the
-    composition itself are raised here."""
+    composition itself are raised here. With ``store`` the frames drawn are kept
+    there; with ``keep_scenes`` (a recording) their scenes too."""
     config = _config_for(path, config)
     film = Film(comp, dedup=dedup) if comp is not None else Film.open(path, config.root, dedup)
     film.store = Store(store) if store is not None else None  # recording keeps its frames
+    film.keep_scenes = keep_scenes and store is not None
     comp = film.comp
     indices = frames_to_read(comp, samples)
     inputs = film.inputs()  # first: the identity is of these versions
@@ -218,13 +221,14 @@ def start_reading(path: str | Path, *, config: Config | None = None,
 
 def read_film(path: str | Path, *, config: Config | None = None, samples: int | None = None,
               jobs: int = 1, dedup: bool = True, pool: Executor | None = None,
-              store: Path | None = None) -> Reading:
+              store: Path | None = None, keep_scenes: bool = False) -> Reading:
     """Parse, identify and digest one composition (all frames, or ``samples`` of them)."""
-    pending = start_reading(path, config=config, samples=samples, dedup=dedup, store=store)
+    pending = start_reading(path, config=config, samples=samples, dedup=dedup, store=store,
+                            keep_scenes=keep_scenes)
     if pool is not None or jobs > 1:
         film = pending._film
-        digests = tuple(film_digests(film, pending.indices, jobs=jobs, pool=pool))
-        pending.attach([_done((digests, pending.inputs))])
+        made = film_readings(film, pending.indices, jobs=jobs, pool=pool)
+        pending.attach([_done((made, pending.inputs))])
     return pending.result()
 
 
@@ -244,14 +248,18 @@ def entry_from_reading(reading: Reading) -> Entry:
         identity=dict(reading.identity),
         toolchain_parts=dict(reading.toolchain_parts),
         frame_digests=tuple(d[:SHORT] for d in reading.frame_digests),
+        scene_digests=(tuple(d[:SHORT] for d in reading.scene_digests)
+                       if reading.scene_digests else None),
     )
 
 
 def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger | None = None,
               samples: int | None = None, jobs: int = 1, dedup: bool = True,
               excused: Mapping[str, str] | None = None, pool: Executor | None = None,
-              store: Path | None = None) -> tuple[Verdict, Reading | None]:
-    """Read ``path`` and judge it against its ledger entry.
+              store: Path | None = None, keep_scenes: bool = False
+              ) -> tuple[Verdict, Reading | None]:
+    """Read ``path`` and judge it against its ledger entry (``keep_scenes``: a
+    recording's reading, whose scenes are kept in ``store``).
 
     A composition that cannot be read or rendered is an ``error`` verdict with
     the one-line message (never excused: an exemption covers a verdict, not a
@@ -266,7 +274,7 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
     key = relative_key(path, config.root)
     try:
         reading = read_film(path, config=config, samples=samples, jobs=jobs, dedup=dedup,
-                            pool=pool, store=store)
+                            pool=pool, store=store, keep_scenes=keep_scenes)
     except NanoframesError as exc:
         return error(key, str(exc)), None
     reason = excuse_for(key, excused, reading.composition_id)
@@ -278,8 +286,8 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
 def check_composition(comp: Composition, key: str, *, config: Config | None = None,
                       ledger: Ledger | None = None, samples: int | None = None,
                       excused: Mapping[str, str] | None = None, store: Path | None = None,
-                      measure: bool = False, pool: Executor | None = None
-                      ) -> tuple[Verdict, Reading | None]:
+                      measure: bool = False, pool: Executor | None = None,
+                      keep_scenes: bool = False) -> tuple[Verdict, Reading | None]:
     """``check_one`` for a composition already parsed (from a file, or from text with
     ``key`` naming its ledger entry), drawn in this process or, with ``pool``, by its
     worker (where a crash in ThorVG is this check's ``render-crashed``). With
@@ -292,11 +300,11 @@ def check_composition(comp: Composition, key: str, *, config: Config | None = No
         excused = excused_list(config)
     try:
         pending = start_reading(comp.path, config=config, samples=samples, comp=comp,
-                                store=store)
+                                store=store, keep_scenes=keep_scenes)
         pending.key = key
         if pool is not None:  # drawn there: a crash in ThorVG is this check's error
-            digests = tuple(film_digests(pending._film, pending.indices, pool=pool))
-            pending.attach([_done((digests, pending.inputs))])
+            made = film_readings(pending._film, pending.indices, pool=pool)
+            pending.attach([_done((made, pending.inputs))])
         reading = pending.result()
     except NanoframesError as exc:
         return error(key, str(exc)), None

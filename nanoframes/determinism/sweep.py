@@ -135,9 +135,10 @@ class RecordResult:
 
 
 def readings(paths: list[Path], config: Config, *, samples: int | None = None, jobs: int = 1,
-             dedup: bool = True, store: Path | None = None
+             dedup: bool = True, store: Path | None = None, keep_scenes: bool = False
              ) -> Iterator[tuple[Path, Reading | Verdict]]:
-    """Each composition's fresh reading, or its error verdict, in path order.
+    """Each composition's fresh reading, or its error verdict, in path order (frames
+    kept in ``store``; with ``keep_scenes``, a recording's, their scenes too).
 
     Alone, one film at a time: nothing but that film in memory. With workers,
     every file is parsed here, then identified while the pool boots; the moment
@@ -149,7 +150,7 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
         for path in paths:
             comp = _parse(path, config)
             yield path, comp if isinstance(comp, Verdict) else \
-                _result(path, _start(path, config, samples, dedup, comp, store))
+                _result(path, _start(path, config, samples, dedup, comp, store, keep_scenes))
         return
     from ..frames.workers import booting_pool
 
@@ -161,11 +162,12 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
         started: list[tuple[Path, Composition | Verdict, PendingReading | Verdict]] = []
         for path, comp in parsed:
             if queued is None and booting.done():
-                queued = _queue(comps, booting.result(), jobs, samples, dedup, store)
+                queued = _queue(comps, booting.result(), jobs, samples, dedup, store,
+                                keep_scenes)
             started.append((path, comp, comp if isinstance(comp, Verdict) else
-                            _start(path, config, samples, dedup, comp, store)))
+                            _start(path, config, samples, dedup, comp, store, keep_scenes)))
         if queued is None:
-            queued = _queue(comps, booting.result(), jobs, samples, dedup, store)
+            queued = _queue(comps, booting.result(), jobs, samples, dedup, store, keep_scenes)
         for path, comp, item in started:
             if isinstance(comp, Composition):
                 if isinstance(item, Verdict):  # e.g. a missing image: drop its frames
@@ -180,13 +182,14 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
 
 
 def _read(paths: list[Path], config: Config, ledger: Ledger, samples: int | None, jobs: int,
-          dedup: bool, progress: Progress | None, store: Path | None = None
-          ) -> tuple[list[Verdict], dict[str, Reading]]:
+          dedup: bool, progress: Progress | None, store: Path | None = None,
+          keep_scenes: bool = False) -> tuple[list[Verdict], dict[str, Reading]]:
     """Read and judge every composition; verdicts come back in path order."""
     excused = excused_list(config)
     verdicts: list[Verdict] = []
     found: dict[str, Reading] = {}
-    for _, got in readings(paths, config, samples=samples, jobs=jobs, dedup=dedup, store=store):
+    for _, got in readings(paths, config, samples=samples, jobs=jobs, dedup=dedup, store=store,
+                           keep_scenes=keep_scenes):
         if isinstance(got, Reading):
             found[got.key] = got
             reason = excuse_for(got.key, excused, got.composition_id)
@@ -213,19 +216,20 @@ def _parse(path: Path, config: Config) -> Composition | Verdict:
 
 
 def _start(path: Path, config: Config, samples: int | None, dedup: bool,
-           comp: Composition | None = None, store: Path | None = None
-           ) -> PendingReading | Verdict:
+           comp: Composition | None = None, store: Path | None = None,
+           keep_scenes: bool = False) -> PendingReading | Verdict:
     from .reading import start_reading
 
     try:
         return start_reading(path, config=config, samples=samples, dedup=dedup, comp=comp,
-                             store=store)
+                             store=store, keep_scenes=keep_scenes)
     except (NanoframesError, OSError) as exc:
         return _failed(path, config, exc)
 
 
 def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | None,
-           dedup: bool, store: Path | None = None) -> dict[int, list[Future]]:
+           dedup: bool, store: Path | None = None, keep_scenes: bool = False
+           ) -> dict[int, list[Future]]:
     """Submit biggest first (frames × pixels); a film bigger than a fair share is
     split in contiguous runs. Returns each composition's futures by ``id``."""
     from ..frames.film import submit_digests
@@ -237,7 +241,8 @@ def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | N
     queued: dict[int, list[Future]] = {}
     for comp in sorted(comps, key=lambda c: -cost[id(c)]):
         parts = max(1, min(2 * jobs, round(cost[id(comp)] / share)))
-        queued[id(comp)] = submit_digests(comp, frames[id(comp)], pool, parts, dedup, store)
+        queued[id(comp)] = submit_digests(comp, frames[id(comp)], pool, parts, dedup, store,
+                                          keep_scenes)
     return queued
 
 
@@ -302,7 +307,8 @@ def record(paths: Sequence[str | Path], *, config: Config, ledger_path: Path | N
     require_coverage(paths, config, ledger, all_)
     full = is_full(paths, all_)
     targets = collect(paths, config, all_)
-    verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress, store)
+    verdicts, readings = _read(targets, config, ledger, samples, jobs, dedup, progress, store,
+                               keep_scenes=True)  # what the entries' scene digests name
     store_warning = None if store is None else unkept_warning(
         store, (d for r in readings.values() for d in r.frame_digests))
     errors = [v for v in verdicts if v.kind is Kind.ERROR]

@@ -23,6 +23,7 @@ from ..frames.timeaxis import TimeAxis, time_axis
 from ..model.svg import composition_stem
 from .identity import part_names
 from .ledger import Entry
+from .scenes import SceneEvidence, classify
 
 if TYPE_CHECKING:  # NumPy: loaded where frames are compared, not to judge digests
     from ..frames.compare import FilmEvidence
@@ -68,6 +69,9 @@ class Verdict:
     excuse_advice: str | None = field(default=None, compare=False)
     # a regression's differing frames drawn again in fresh processes (second_opinion.py)
     opinion: Opinion | None = field(default=None, compare=False)
+    # each differing frame's scene: the same document drawn otherwise, or another
+    # document, and what changed in it (scenes.py; the diff: evidence/scenediff.py)
+    scenes: SceneEvidence | None = field(default=None, compare=False)
 
     @property
     def exemption_outlived(self) -> bool:
@@ -133,6 +137,11 @@ class Verdict:
         """The second opinion on a regression (printed under the verdict line), if any."""
         return None if self.opinion is None else f"opinion: {self.opinion.summary}"
 
+    @property
+    def scene_lines(self) -> list[str]:
+        """Why the pixels moved, per frame's scene (printed under the verdict line)."""
+        return [] if self.scenes is None else self.scenes.lines()
+
     def _frames_differ(self) -> str:
         frames = self.differing_frames
         listed = ", ".join(str(i) for i in frames[:MAX_LISTED_FRAMES])
@@ -172,10 +181,15 @@ class Reading:
     sampled: bool = field(init=False)
     # Lets an exemption name a composition by its id; not part of the comparison.
     composition_id: str | None = field(default=None, compare=False)
+    # the SHA-256 of each document handed to ThorVG (frames/scenes.py), one per index;
+    # empty where they were not taken (a reading rebuilt from an entry before them)
+    scene_digests: tuple[str, ...] = field(default=(), compare=False)
 
     def __post_init__(self) -> None:
         if len(self.indices) != len(self.frame_digests):
             raise ValueError("a reading needs one frame digest per rendered index")
+        if self.scene_digests and len(self.scene_digests) != len(self.indices):
+            raise ValueError("a reading needs one scene digest per rendered index")
         object.__setattr__(self, "sampled", self.indices != tuple(range(self.frames)))
 
 
@@ -297,9 +311,11 @@ def _judge_one(reading: Reading, entry: Entry, excused: str | None) -> Verdict:
     if kind is not Kind.MATCH and not reading.sampled and not entry.sampled:
         axis = time_axis(entry.frame_digests, [d[:SHORT] for d in reading.frame_digests])
         axis = axis if axis.first_difference is not None else None
+    scenes = None if kind is Kind.MATCH else classify(
+        entry.indices, entry.scene_digests, reading.indices, reading.scene_digests, differing)
     return Verdict(key, kind, reasons=reasons, excused=excused, digest=reading.digest,
                    differing_frames=tuple(differing), compared_frames=len(compared), note=note,
-                   time_axis=axis)
+                   time_axis=axis, scenes=scenes)
 
 
 def stale(key: str, entry: Entry, excused: str | None = None) -> Verdict:

@@ -99,7 +99,9 @@ def record_of(verdict: Verdict, moved: list[dict], sheet: str | None = None,
             "sheet": sheet, "platform": verdict.platform,
             "outdated_platforms": list(verdict.outdated),
             "bounds": dict(verdict.bounds) if verdict.bounds is not None else None,
-            "opinion": verdict.opinion.as_dict() if verdict.opinion is not None else None}
+            "opinion": verdict.opinion.as_dict() if verdict.opinion is not None else None,
+            "time_axis": verdict.time_axis.as_dict() if verdict.time_axis is not None else None,
+            "scenes": verdict.scenes.as_dict() if verdict.scenes is not None else None}
 
 
 def manifest(records: Iterable[dict]) -> dict:

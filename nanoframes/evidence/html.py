@@ -146,6 +146,27 @@ def _frames(record: dict, base: str, frames_option: str) -> str:
     return "".join(parts)
 
 
+def _scenes(scenes: dict) -> str:
+    """Why the pixels moved (determinism/scenes.py): the ``scene:`` line, then every
+    frame's diff of its recorded and current scene (evidence/scenediff.py)."""
+    if not scenes.get("summary"):
+        return ""
+    out = f'<p class="scene">scene: {escape(scenes["summary"])}</p>'
+    diffs = scenes.get("diffs") or []
+    if diffs:
+        rows = []
+        for d in diffs:
+            changes = [escape(c) for c in d["changes"]]
+            if d.get("more"):
+                changes.append(f"… {d['more']} more")
+            rows.append(f'<tr><td>{d["frame"]}</td><td>{"<br>".join(changes)}</td></tr>')
+        rows = "".join(rows)
+        out += (f'<details class="scene-diff"><summary>{len(diffs)} frame(s): the recorded '
+                f'scene → the current one</summary><table><tr><th>frame</th><th>what '
+                f'changed</th></tr>{rows}</table></details>')
+    return out
+
+
 def _section(record: dict, n: int, base: str, frames_option: str) -> str:
     anchor = f"c{n}"
     kind = record["verdict"]
@@ -159,6 +180,7 @@ def _section(record: dict, n: int, base: str, frames_option: str) -> str:
     opinion = record.get("opinion") or {}  # a regression drawn again (second_opinion.py)
     summary += (f'<p class="opinion {escape(opinion["kind"])}">opinion: '
                 f'{escape(opinion["summary"])}</p>' if opinion.get("summary") else "")
+    summary += _scenes(record.get("scenes") or {})
     reasons = (f'<p class="reasons">{escape(", ".join(record["reasons"]))}</p>'
                if record.get("reasons") else "")
     sheet = (f'<details><summary>contact sheet of the fresh film</summary>'

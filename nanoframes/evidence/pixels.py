@@ -51,6 +51,7 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
     and actual pixels of up to ``keep`` differing frames, and the identity inputs
     that moved, in words.
 
+    Different scenes are diffed (scenediff.py) before the pixels are compared.
     ``comp``: the composition judged, when it is not a file under its key (built in
     a test). A fresh frame the store holds (a recording just kept it) is read from
     there; the others are drawn again, unless ``draw`` is False.
@@ -74,6 +75,10 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
         moved = _in_words(moved, store_root, opened, reading)
     bounds = excuse_bounds_for(verdict.key, config,
                                reading.composition_id if reading is not None else None)
+    if entry is not None and verdict.scenes is not None:  # what changed in the documents
+        from .scenediff import attach_scene_diffs
+
+        verdict = attach_scene_diffs(verdict, entry, reading, store_root, opened, HINT)
     if not wants_evidence(verdict) or entry is None:
         return Gathered(apply_bounds(verdict, bounds, None), moved=moved)
     recorded = dict(zip(entry.indices, entry.frame_digests))

@@ -44,10 +44,19 @@ def see_line(record: dict, frame: int | None) -> str | None:
     return f"see: {command.format(frame=frame)}  (expected, actual and diff)"
 
 
+def scene_lines(scenes: dict | None) -> list[str]:
+    """The ``scene:`` line and the first frames' diffs, from a record's ``scenes``."""
+    if not scenes:
+        return []
+    from ..determinism.scenes import SceneEvidence
+
+    return SceneEvidence.from_json(scenes).lines()
+
+
 def evidence_lines(record: dict) -> list[str]:
     """Everything printed under a verdict line (each to be indented by the caller):
-    the pixel line, the second opinion, what moved, and the command that shows the
-    first differing frame whose reference the store holds."""
+    the pixel line, the second opinion, what moved, why (the scenes), and the
+    command that shows the first differing frame whose reference the store holds."""
     lines = []
     evidence = record.get("evidence") or {}
     if evidence.get("summary"):
@@ -56,6 +65,7 @@ def evidence_lines(record: dict) -> list[str]:
     if opinion.get("summary"):
         lines.append(f"opinion: {opinion['summary']}")
     lines += moved_lines(record.get("moved") or [])
+    lines += scene_lines(record.get("scenes"))
     frames = [f["frame"] for f in evidence.get("frames", ())]
     see = see_line(record, frames[0] if frames else None)
     if see:
@@ -81,7 +91,9 @@ def accepting_lines(verdict: Verdict, entry: Entry, reading: Reading, config: Co
 
     gathered = gather(verdict, entry, reading, config, store_root, keep=0, draw=False)
     evidence = gathered.verdict.evidence
+    scenes = gathered.verdict.scenes
     record = {"evidence": evidence.to_json() if evidence is not None else None,
-              "moved": gathered.moved}
+              "moved": gathered.moved,
+              "scenes": scenes.as_dict() if scenes is not None else None}
     return [f"accepting {verdict.key}: {verdict.summary(record_hint)}",
             *("  " + line for line in evidence_lines(record))]

@@ -8,7 +8,9 @@ versions of the files the worker read (``Film.inputs``): a file edited while a
 film is drawn is an ``input-changed`` error, not a film from two versions.
 
 De-duplication: a held frame is free. The rendered document is hashed and a
-document already rasterized in this film is not rasterized again.
+document already rasterized in this film is not rasterized again. That hash is
+also the frame's scene digest (scenes.py): ``Film.digests`` leaves them in
+``Film.scenes``, and a recording keeps each distinct scene in the store.
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..model.composition import Composition, from_text, parse
 from . import workers
 from .digest import frame_digest
 from .scale import scaled_size
+from .scenes import keep as keep_scene
 from .store import Store
 from .workers import worker_pool
 
@@ -69,6 +72,12 @@ class Film:
         # recording: every distinct frame hashed is also kept in this store (store.py)
         self.store: Store | None = None
         self._stored: set[str] = set()
+        self._scenes_kept: set[bytes] = set()
+        # a recording keeps each distinct scene in ``store`` too (scenes.py); a check
+        # does not: its only scene work is the hash the de-duplication takes anyway
+        self.keep_scenes = False
+        # the scene digests (full hex) of the frames the last ``digests`` call drew
+        self.scenes: list[str] = []
         self._encoding: deque[Future] = deque()
         self._encoder: ThreadPoolExecutor | None = None
         self._inputs: tuple[tuple[str, str, str], ...] | None = None
@@ -150,10 +159,17 @@ class Film:
         hasher = ThreadPoolExecutor(1) if self.draw_thread else None
         self._hashing = hasher
         self._encoder = ThreadPoolExecutor(1) if self.store is not None else None
+        self.scenes = scenes = []
         try:
             for i in self.indices(indices):
                 doc = self.document(i)
-                key = hashlib.sha256(doc).digest() if self.dedup else b""
+                key = hashlib.sha256(doc).digest()  # the scene digest; the de-duplication key
+                scenes.append(key.hex())
+                if self._encoder is not None and self.keep_scenes \
+                        and key not in self._scenes_kept:
+                    self._scenes_kept.add(key)  # kept off this thread, as frames are
+                    self._encoding.append(self._encoder.submit(keep_scene, self.store,
+                                                               key.hex(), doc))
                 digest = self._seen.get(key) if self.dedup else None
                 if digest is None:
                     if drawer is None:
@@ -241,15 +257,16 @@ def chunks(indices: Sequence[int], parts: int) -> list[list[int]]:
 # an error, never a film drawn partly from each version.
 
 def _digest_task(path: str, root: str | None, indices: list[int], dedup: bool,
-                 store: str | None = None, text: bytes | None = None
-                 ) -> tuple[list[str], tuple]:
+                 store: str | None = None, text: bytes | None = None, scenes: bool = False
+                 ) -> tuple[tuple[list[str], list[str]], tuple]:
     film = _worker_film(path, root, dedup, text=text)
     # the worker keeps its own frames: the store is a directory and writes are atomic
     if store is None:
         film.store = None
     elif film.store is None or str(film.store.root) != store:
-        film.store, film._stored = Store(store, warn=None), set()
-    return film.digests(indices), film.inputs()
+        film.store, film._stored, film._scenes_kept = Store(store, warn=None), set(), set()
+    film.keep_scenes = scenes
+    return (film.digests(indices), film.scenes), film.inputs()
 
 
 def _frames_task(path: str, root: str | None, indices: list[int], dedup: bool,
@@ -344,32 +361,52 @@ def checked(inputs: tuple, result: tuple, path: Path):
 
 
 def submit_digests(comp: Composition, indices: Sequence[int], pool: Executor, parts: int,
-                   dedup: bool = True, store: Path | None = None) -> list[Future]:
+                   dedup: bool = True, store: Path | None = None, scenes: bool = False
+                   ) -> list[Future]:
     """Queue a composition's frames on worker processes in ``parts`` contiguous runs;
     the futures' results, concatenated, are the digests in index order. Each
     worker parses the file itself (a composition built from text: its bytes), so
-    nothing big crosses a process boundary."""
+    nothing big crosses a process boundary. Each result is (frame digests, scene
+    digests) of its run (``joined`` concatenates them); with ``scenes`` the workers keep
+    the scenes in ``store`` too (a recording's)."""
     path, root = str(comp.path), str(comp.project_root)
     kept = str(store) if store is not None else None
     # a composition built from text has no file to parse: its bytes travel instead
-    return [pool.submit(_digest_task, path, root, c, dedup, kept, comp.text)
+    return [pool.submit(_digest_task, path, root, c, dedup, kept, comp.text, scenes)
             for c in chunks(indices, parts)]
+
+
+def joined(runs: Iterable[tuple[list[str], list[str]]]) -> tuple[list[str], list[str]]:
+    """The (frame digests, scene digests) of consecutive runs, as one film's."""
+    frames: list[str] = []
+    scenes: list[str] = []
+    for run_frames, run_scenes in runs:
+        frames += run_frames
+        scenes += run_scenes
+    return frames, scenes
 
 
 def film_digests(film: Film, indices: Sequence[int] | None = None, jobs: int = 1,
                  pool: Executor | None = None) -> list[str]:
     """Frame digests in index order, rendered here (jobs=1) or over worker processes."""
+    return film_readings(film, indices, jobs, pool)[0]
+
+
+def film_readings(film: Film, indices: Sequence[int] | None = None, jobs: int = 1,
+                  pool: Executor | None = None) -> tuple[list[str], list[str]]:
+    """Frame digests and scene digests in index order, rendered here (jobs=1) or over
+    worker processes."""
     indices = film.indices(indices)
     if jobs <= 1 and pool is None:
-        return film.digests(indices)
+        return film.digests(indices), list(film.scenes)
     own = pool is None
     film.inputs()  # before any worker reads the files
     pool = pool or worker_pool(jobs)
     try:
         futures = submit_digests(film.comp, indices, pool, 2 * max(jobs, 1), film.dedup,
-                                 film.store.root if film.store is not None else None)
-        return [d for f in futures for d in checked(film.inputs(), result_of(f),
-                                                      film.comp.path)]
+                                 film.store.root if film.store is not None else None,
+                                 film.keep_scenes)
+        return joined(checked(film.inputs(), result_of(f), film.comp.path) for f in futures)
     finally:
         if own:
             pool.shutdown()

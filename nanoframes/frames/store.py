@@ -151,9 +151,23 @@ class Store:
     # --- what recorded inputs were made of (determinism/inputs.py) ------------------
 
     def record_path(self, kind: str, digest: str) -> Path:
-        """``inputs/<kind>/<digest>.json``: beside the frames, never taken for one
-        (``entries`` reads two-digit folders only), so verify and prune leave it."""
-        return self.root / "inputs" / kind / f"{digest}.json"
+        """``inputs/<kind>/<digest>.json`` (``.z`` for the compressed scenes and their
+        blobs, frames/scenes.py): beside the frames, never taken for one (``entries``
+        reads two-digit folders only), so verify and prune leave it."""
+        return self.root / "inputs" / kind / f"{digest}{record_suffix(kind)}"
+
+    def has_record(self, kind: str, digest: str) -> bool:
+        return self.record_path(kind, digest).is_file()
+
+    def record_candidates(self, kind: str, short: str) -> list[str]:
+        """Digests of the ``kind`` records that start with ``short`` (a ledger's 16 hex)."""
+        short = short.lower()
+        if len(short) < 2 or not set(short) <= _HEX:
+            return []
+        suffix = record_suffix(kind)
+        folder = self.root / "inputs" / kind
+        return sorted(p.name[:-len(suffix)] for p in folder.glob(f"{short}*{suffix}")
+                      if is_digest(p.name[:-len(suffix)])) if folder.is_dir() else []
 
     def put_record(self, kind: str, digest: str, data: bytes) -> bool:
         path = self.record_path(kind, digest)
@@ -239,8 +253,9 @@ class Store:
         """Every kept input record (``inputs/<kind>/<digest>.json``), sorted."""
         folder = self.root / "inputs"
         if folder.is_dir():
-            yield from sorted(p for p in folder.glob("*/*.json")
-                              if is_digest(p.stem) and p.is_file())
+            yield from sorted(p for p in folder.glob("*/*")
+                              if p.suffix == record_suffix(p.parent.name)
+                              and is_digest(p.stem) and p.is_file())
 
     def export_tar(self, target: Path) -> int:
         """Every entry (and input record) into an uncompressed tar (PNG is compressed
@@ -309,12 +324,22 @@ class Store:
 
 
 MAX_RECORD = 8 << 20  # an input record is text: a larger member is not one
+MAX_COMPRESSED = 64 << 20  # a scene or blob record (an inline image, compressed)
+COMPRESSED_KINDS = frozenset({"scene", "blob"})  # frames/scenes.py
+
+
+def record_suffix(kind: str) -> str:
+    return ".z" if kind in COMPRESSED_KINDS else ".json"
 
 
 def _record_member(member: tarfile.TarInfo, name: PurePosixPath) -> bool:
-    return (member.isfile() and member.size <= MAX_RECORD and not name.is_absolute()
-            and len(name.parts) == 3 and name.parts[0] == "inputs"
-            and name.parts[1].isidentifier() and name.suffix == ".json" and is_digest(name.stem))
+    if not (member.isfile() and not name.is_absolute() and len(name.parts) == 3
+            and name.parts[0] == "inputs" and name.parts[1].isidentifier()
+            and is_digest(name.stem)):
+        return False
+    kind = name.parts[1]
+    limit = MAX_COMPRESSED if kind in COMPRESSED_KINDS else MAX_RECORD
+    return name.suffix == record_suffix(kind) and member.size <= limit
 
 
 def _safe_member(member: tarfile.TarInfo, name: PurePosixPath) -> bool:

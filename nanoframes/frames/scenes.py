@@ -1,0 +1,140 @@
+"""Scenes: the exact document a frame hands to ThorVG, kept by its digest.
+
+A frame's *scene digest* is the SHA-256 of the bytes ``Rasterizer.render`` is
+given for it (``Film.document``), the same hash ``Film`` already takes to draw
+a held frame once. A recording with the store on keeps each distinct scene
+beside the frames (``Store.put_record``, kind ``scene``), so a later check
+whose frames differ can say whether the rasterizer drew the same document
+differently or was handed another one, and what changed in it
+(evidence/scenediff.py).
+
+A scene record is zlib-compressed (level 6, default strategy and window: the
+same bytes for the same zlib on every run) and names nothing but itself: the
+``data:`` URIs in it (inline images, a megabyte each) are factored out into
+``blob`` records keyed by their own SHA-256, so an image held for 120 frames
+is kept once. Reading a scene back splices its blobs in again and checks the
+SHA-256 of the result against the name; anything that does not rebuild the
+exact bytes is missing, never trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import zlib
+
+from .store import Store
+
+SCENE, BLOB = "scene", "blob"
+KINDS = (SCENE, BLOB)
+LEVEL = 6
+MIN_BLOB = 1024  # a shorter data: URI stays inline: a record each would cost more
+_HEADER = b"nanoframes-scene 1\n"
+_DATA_URI = re.compile(rb"data:[^\"'<>\s]{%d,}" % MIN_BLOB)
+MAX_SCENE = 256 << 20  # the most a scene record may rebuild to (a bound on bad records)
+
+
+def scene_digest(document: bytes) -> str:
+    return hashlib.sha256(document).hexdigest()
+
+
+def pack(document: bytes) -> tuple[bytes, dict[str, bytes]]:
+    """The scene record of ``document`` and its blobs (digest -> data: URI bytes)."""
+    blobs: dict[str, bytes] = {}
+    body, lines, last = [], [], 0
+    removed = 0
+    for match in _DATA_URI.finditer(document):
+        uri = match.group(0)
+        digest = hashlib.sha256(uri).hexdigest()
+        blobs[digest] = uri
+        body.append(document[last:match.start()])
+        lines.append(b"%d %s %d\n" % (match.start() - removed, digest.encode(), len(uri)))
+        removed += len(uri)
+        last = match.end()
+    body.append(document[last:])
+    raw = _HEADER + b"%d\n" % len(lines) + b"".join(lines) + b"".join(body)
+    return zlib.compress(raw, LEVEL), blobs
+
+
+def _inflate(data: bytes) -> bytes | None:
+    try:
+        inflater = zlib.decompressobj()
+        raw = inflater.decompress(data, MAX_SCENE)
+        return None if inflater.unconsumed_tail else raw
+    except zlib.error:
+        return None
+
+
+def _parts(raw: bytes) -> tuple[list[tuple[int, str, int]], bytes] | None:
+    """The blob references and the body of an inflated scene record."""
+    if not raw.startswith(_HEADER):
+        return None
+    try:
+        head, _, rest = raw[len(_HEADER):].partition(b"\n")
+        refs = []
+        for _ in range(int(head)):
+            line, _, rest = rest.partition(b"\n")
+            offset, digest, length = line.split(b" ")
+            refs.append((int(offset), digest.decode("ascii"), int(length)))
+    except ValueError:
+        return None
+    return refs, rest
+
+
+def blob_of(store: Store, digest: str) -> bytes | None:
+    raw = store.get_record(BLOB, digest)
+    data = None if raw is None else _inflate(raw)
+    return data if data is not None and hashlib.sha256(data).hexdigest() == digest else None
+
+
+def unpack(record: bytes, blob) -> bytes | None:
+    """The document a scene record stands for; ``blob(digest)`` gives each blob
+    (None: missing). None when the record is unreadable or a blob is missing."""
+    raw = _inflate(record)
+    parts = None if raw is None else _parts(raw)
+    if parts is None:
+        return None
+    refs, body = parts
+    out, last = [], 0
+    for offset, digest, length in refs:
+        uri = blob(digest)
+        if uri is None or len(uri) != length or offset < last:
+            return None
+        out += [body[last:offset], uri]
+        last = offset
+    out.append(body[last:])
+    return b"".join(out)
+
+
+def keep(store: Store, digest: str, document: bytes) -> bool:
+    """Keep one scene (and its blobs) unless the store holds it; False when the
+    store cannot be written (``Store.write_problem`` says why)."""
+    if store.has_record(SCENE, digest):
+        return True
+    record, blobs = pack(document)
+    for name, uri in blobs.items():
+        if not store.has_record(BLOB, name) and not store.put_record(
+                BLOB, name, zlib.compress(uri, LEVEL)):
+            return False
+    return store.put_record(SCENE, digest, record)  # last: a kept scene has its blobs
+
+
+def recorded_scene(store: Store, digest: str) -> bytes | None:
+    """The scene whose (full, or the ledger's short) digest is ``digest``, rebuilt and
+    verified; None when the store does not hold it whole."""
+    for name in store.record_candidates(SCENE, digest):
+        record = store.get_record(SCENE, name)
+        document = None if record is None else unpack(record, lambda d: blob_of(store, d))
+        if document is not None and scene_digest(document) == name:
+            return document
+    return None
+
+
+def believed(store: Store, kind: str, digest: str, data: bytes) -> bool:
+    """Whether an imported record is what its name says: a blob that hashes to it,
+    a scene that rebuilds (from blobs the store holds, imported first) to it."""
+    if kind == BLOB:
+        uri = _inflate(data)
+        return uri is not None and hashlib.sha256(uri).hexdigest() == digest
+    document = unpack(data, lambda d: blob_of(store, d))
+    return document is not None and scene_digest(document) == digest
