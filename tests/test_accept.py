@@ -193,6 +193,29 @@ def test_a_laptop_accepts_what_the_primary_machine_read(tmp_path: Path,
     ok(nf(ci, "digest", "--check"))
 
 
+def test_accepted_from_artifacts_the_scenes_come_too(tmp_path: Path) -> None:
+    """CI's check diffed the new scenes and left them beside its frames; the machine
+    that accepts its reading keeps them, so the next edit there is diffed element by
+    element against what was accepted, not "not in the store"."""
+    root = cli_project(tmp_path / "p")
+    ok(nf(root, "digest", "--record"))
+    ci = tmp_path / "ci"
+    shutil.copytree(root, ci)
+    for project in (root, ci):
+        write_film(project, "a", "#00cc00")
+    assert nf(ci, "digest", "--check", "--artifacts", "art").returncode == 1
+    carried = json.loads((ci / "art" / "pending" / PENDING.name).read_text())["readings"]
+    scenes = carried["films/a.nf.svg"]["scenes"]
+    assert scenes and all((ci / "art" / "pending" / "scenes" / f"{d}.z").is_file()
+                          for d in scenes)
+    shutil.rmtree(root / ".nanoframes" / "store")  # the accepting machine has none of them
+    ok(nf(root, "accept", "--from", str(ci / "art")))
+    write_film(root, "a", "#0000cc")
+    out = nf(root, "digest", "--check").stdout
+    assert "#box fill #00cc00 → #0000cc" in out, out
+    assert "not in the store" not in out.split("scene:", 1)[1], out
+
+
 def test_hostile_artifacts_are_one_line(tmp_path: Path) -> None:
     """accept --from reads what a CI run (or anyone) left: a readings file nested
     100,000 deep is one line, never a RecursionError traceback."""

@@ -126,7 +126,22 @@ def _keep_frames(item: Pending, source: Source, store_root: Path | None) -> int:
             missing += 1
             continue
         store.put(rgba, digest)
+    _keep_scenes(item, source, store)
     return missing
+
+
+def _keep_scenes(item: Pending, source: Source, store) -> None:
+    """Copy the scenes the reading's check diffed into the store (verified), so a
+    later check against the accepted entry can diff its scenes too."""
+    from ..frames.scenes import SCENE, from_portable, keep
+
+    for digest in item.scenes:
+        if store.has_record(SCENE, digest):
+            continue
+        data = source.scene(digest)
+        document = from_portable(data, digest) if data is not None else None
+        if document is not None:
+            keep(store, digest, document)
 
 
 def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path: Path,

@@ -3,7 +3,8 @@
 A check keeps each such fresh reading (its entry as it would be recorded, its
 verdict with the evidence, the machine's platform tag, its full frame digests)
 in ``.nanoframes/pending/readings.json``, and in ``DIR/pending/`` with its frames
-as PNGs when artifacts are asked for, so a person (or ``accept --from`` on
+as PNGs (and the scenes the check diffed, frames/scenes.py) when artifacts
+are asked for, so a person (or ``accept --from`` on
 another machine) can accept it later without drawing it again. A pending
 reading never touches the ledger; each check replaces the file.
 """
@@ -26,6 +27,7 @@ from .verdict import Kind, Reading, Verdict
 
 READINGS = "readings.json"
 FRAMES = "frames"
+SCENES = "scenes"  # beside frames/: <scene digest>.z, one self-contained file each
 VERSION = 1
 MAX_READINGS = 64 << 20  # a readings file is text: a larger one is not one
 MAX_FRAME = 256 << 20
@@ -40,6 +42,7 @@ class Pending:
     verdict: Mapping[str, Any]   # policy.verdict_to_json: kind, reasons, evidence
     platform: str                # the tag of the machine that read it
     frames: tuple[str, ...]      # full frame digests, one per distinct frame
+    scenes: tuple[str, ...] = ()  # full scene digests, one per distinct scene
 
     @property
     def kind(self) -> Kind:
@@ -47,7 +50,8 @@ class Pending:
 
     def to_json(self) -> dict[str, Any]:
         return {"entry": self.entry.to_json(), "verdict": dict(self.verdict),
-                "platform": self.platform, "frames": list(self.frames)}
+                "platform": self.platform, "frames": list(self.frames),
+                "scenes": list(self.scenes)}
 
 
 def local_dir(root: Path) -> Path:
@@ -73,7 +77,8 @@ def pending_of(verdicts: Iterable[Verdict], readings: Mapping[str, Reading],
         if reading is None or not is_pending(verdict):
             continue
         out.append(Pending(verdict.key, entry_from_reading(reading), verdict_to_json(verdict),
-                           platform, frames_of(reading)))
+                           platform, frames_of(reading),
+                           tuple(sorted(set(reading.scene_digests)))))
     return out
 
 
@@ -86,10 +91,12 @@ def save(directory: Path, pending: list[Pending], store_root: Path | None = None
     """Replace ``directory``'s pending readings with ``pending``; ``with_frames``:
     copy each one's frames from the store beside them (artifacts travel alone)."""
     directory = Path(directory)
-    frames = directory / FRAMES
-    if frames.is_dir():
-        shutil.rmtree(frames, ignore_errors=True)
+    frames, scenes = directory / FRAMES, directory / SCENES
+    for folder in (frames, scenes):
+        if folder.is_dir():
+            shutil.rmtree(folder, ignore_errors=True)
     if with_frames and store_root is not None:
+        from ..frames.scenes import portable, recorded_scene
         from ..frames.store import Store
 
         store = Store(store_root, warn=None)
@@ -98,6 +105,11 @@ def save(directory: Path, pending: list[Pending], store_root: Path | None = None
                 source = store.path_for(digest)
                 if source.is_file():
                     write_bytes_atomic(frames / f"{digest}.png", source.read_bytes(),
+                                       code="output-failed", durable=False)
+            for digest in item.scenes:  # those the store holds: the ones a check diffed
+                document = recorded_scene(store, digest)
+                if document is not None:
+                    write_bytes_atomic(scenes / f"{digest}.z", portable(document),
                                        code="output-failed", durable=False)
     data = {"version": VERSION, "readings": {p.key: p.to_json() for p in
                                              sorted(pending, key=lambda p: p.key)}}
@@ -170,7 +182,8 @@ class Source:
             self.report = data.get("report") if self._zip is None else None
             return {key: Pending(key, Entry.from_json(key, item["entry"], self.path),
                                  item["verdict"], str(item["platform"]),
-                                 tuple(str(d) for d in item["frames"]))
+                                 tuple(str(d) for d in item["frames"]),
+                                 tuple(str(d) for d in item.get("scenes", ())))
                     for key, item in data["readings"].items()}
         except NanoframesError:
             raise
@@ -180,6 +193,9 @@ class Source:
 
     def frame(self, digest: str) -> bytes | None:
         return self.read(f"{FRAMES}/{digest}.png", MAX_FRAME)
+
+    def scene(self, digest: str) -> bytes | None:
+        return self.read(f"{SCENES}/{digest}.z", MAX_FRAME)
 
 
 def load(root: Path, source: Path | None = None) -> tuple[Source, dict[str, Pending]]:

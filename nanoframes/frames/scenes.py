@@ -138,3 +138,14 @@ def believed(store: Store, kind: str, digest: str, data: bytes) -> bool:
         return uri is not None and hashlib.sha256(uri).hexdigest() == digest
     document = unpack(data, lambda d: blob_of(store, d))
     return document is not None and scene_digest(document) == digest
+
+
+def portable(document: bytes) -> bytes:
+    """A scene as one self-contained file (pending readings' artifacts travel alone)."""
+    return zlib.compress(document, LEVEL)
+
+
+def from_portable(data: bytes, digest: str) -> bytes | None:
+    """The scene a :func:`portable` file holds, if it is the one named ``digest``."""
+    document = _inflate(data)
+    return document if document is not None and scene_digest(document) == digest else None
