@@ -196,6 +196,30 @@ def test_export_and_import_carry_the_scenes(proj: Path, capsys, tmp_path: Path) 
     assert status == 1 and "1 rejected" in out
 
 
+def test_verify_finds_a_bad_scene_and_prune_keeps_only_the_ledgers(proj: Path, capsys) -> None:
+    write(proj, image=True)
+    nf(capsys, "digest", "--record")
+    status, out, _ = nf(capsys, "store", "--verify")
+    distinct = len(set(entry(proj)["scene_digests"]))
+    assert status == 0 and f"scenes: {distinct + 1} good, 0 bad" in out, out  # + the blob
+    write(proj, image=True, seed=8)  # another image: other scenes and another blob
+    nf(capsys, "digest", "--record")
+    store = Store(proj / ".nanoframes" / "store", warn=None)
+    assert len(scenes._kept(store, "blob")) == 2
+    status, out, _ = nf(capsys, "store", "--prune")
+    now = set(entry(proj)["scene_digests"])
+    assert status == 0 and f"and {distinct + 1} scene records" in out, out
+    kept = {d[:16] for d, _ in scenes._kept(store, "scene")}
+    assert kept == {d[:16] for d in now} and len(scenes._kept(store, "blob")) == 1
+    film = Film.open(proj / KEY, proj)
+    assert scenes.recorded_scene(store, entry(proj)["scene_digests"][2]) == film.document(2)
+    # a scene whose bytes were altered is named by --verify
+    victim = scenes._kept(store, "scene")[0][1]
+    victim.write_bytes(zlib.compress(b"nanoframes-scene 1\n0\n<svg/>"))
+    status, out, _ = nf(capsys, "store", "--verify")
+    assert status == 1 and f"bad entry: {victim}" in out and "scenes: " in out
+
+
 # --- classification and the diff --------------------------------------------------
 
 def test_an_edited_keyframe_is_a_different_scene_named_element_and_attribute(

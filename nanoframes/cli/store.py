@@ -56,19 +56,28 @@ def run(args: argparse.Namespace) -> int:
     status = 0
     lines: list[str] = []
     if args.verify:
+        from ..frames import scenes
+
         result = store.verify()
-        out.update(good=result.good, bad=[str(p) for p in result.bad])
-        lines += [f"bad entry: {p}" for p in result.bad]
-        lines.append(f"{result.good} good, {len(result.bad)} bad")
-        status = 1 if result.bad else 0
+        scenes_good, scenes_bad = scenes.verify(store)
+        bad = [*result.bad, *scenes_bad]
+        out.update(good=result.good, bad=[str(p) for p in bad], scenes_good=scenes_good)
+        lines += [f"bad entry: {p}" for p in bad]
+        lines.append(f"{result.good} good, {len(result.bad)} bad; scenes: {scenes_good} good, "
+                     f"{len(scenes_bad)} bad")
+        status = 1 if bad else 0
     elif args.prune:
         if not ledger_path.is_file():  # no ledger would mean "nothing is referenced"
             raise NanoframesError("store-prune-no-ledger",
                                   "--prune needs the ledger whose frames to keep", ledger_path)
-        keep = _ledger_frames(ledger_path)
-        dropped = store.prune(keep)
-        out["pruned"] = len(dropped)
-        lines.append(f"pruned {len(dropped)} entries no ledger frame refers to")
+        from ..frames import scenes
+
+        frames, kept_scenes = _recorded(ledger_path)
+        dropped = store.prune(frames)
+        gone = scenes.prune(store, kept_scenes)
+        out.update(pruned=len(dropped), pruned_scenes=len(gone))
+        lines.append(f"pruned {len(dropped)} entries no ledger frame refers to, and "
+                     f"{len(gone)} scene records no ledger scene refers to")
     elif args.export:
         n = store.export_tar(args.export.absolute())
         out["exported"] = n
@@ -104,9 +113,17 @@ def run(args: argparse.Namespace) -> int:
     return status
 
 
-def _ledger_frames(path: Path) -> set[str]:
+def _recorded(path: Path) -> tuple[set[str], set[str]]:
+    """The (short) frame and scene digests of every entry, platform entries included."""
     ledger = read_ledger(path)
-    return {d[:SHORT] for e in ledger.entries.values() for d in e.frame_digests}
+    entries = [e for entry in ledger.entries.values()
+               for e in (entry, *entry.platforms.values())]
+    return ({d[:SHORT] for e in entries for d in e.frame_digests},
+            {d[:SHORT] for e in entries for d in e.scene_digests})
+
+
+def _ledger_frames(path: Path) -> set[str]:
+    return _recorded(path)[0]
 
 
 def _summary(store: Store, ledger_path: Path) -> dict:

@@ -22,8 +22,10 @@ from __future__ import annotations
 import hashlib
 import re
 import zlib
+from pathlib import Path
 
-from .store import Store
+from .digest import SHORT
+from .store import Store, record_suffix
 
 SCENE, BLOB = "scene", "blob"
 KINDS = (SCENE, BLOB)
@@ -149,3 +151,43 @@ def from_portable(data: bytes, digest: str) -> bytes | None:
     """The scene a :func:`portable` file holds, if it is the one named ``digest``."""
     document = _inflate(data)
     return document if document is not None and scene_digest(document) == digest else None
+
+
+# --- maintenance (``nanoframes store --verify`` / ``--prune``) ------------------------
+
+def _kept(store: Store, kind: str) -> list[tuple[str, Path]]:
+    suffix = record_suffix(kind)
+    return [(p.name[:-len(suffix)], p) for p in store.records() if p.parent.name == kind]
+
+
+def verify(store: Store) -> tuple[int, list[Path]]:
+    """How many scene and blob records are what their names say, and those that are not
+    (a scene must rebuild, from the blobs kept, to its digest)."""
+    good, bad = 0, []
+    for kind in (BLOB, SCENE):
+        for digest, path in _kept(store, kind):
+            try:
+                ok = believed(store, kind, digest, path.read_bytes())
+            except OSError:
+                ok = False
+            good, bad = (good + 1, bad) if ok else (good, [*bad, path])
+    return good, bad
+
+
+def prune(store: Store, keep_short: set[str]) -> list[Path]:
+    """Drop scenes no recorded (short) scene digest refers to, then the blobs no kept
+    scene refers to; return what was dropped."""
+    dropped, used = [], set()
+    for digest, path in _kept(store, SCENE):
+        if digest[:SHORT] not in keep_short:
+            path.unlink()
+            dropped.append(path)
+            continue
+        raw = _inflate(path.read_bytes())
+        parts = None if raw is None else _parts(raw)
+        used.update(name for _, name, _ in (parts[0] if parts else ()))
+    for digest, path in _kept(store, BLOB):
+        if digest not in used:
+            path.unlink()
+            dropped.append(path)
+    return dropped
