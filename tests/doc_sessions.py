@@ -1,6 +1,8 @@
 """The shell sessions shown in README.md and docs/, read from their fenced blocks.
 
-A session is a fenced block whose first line starts with ``$ ``: each ``$``
+A session is a fenced block whose first line starts with ``$ `` (a block
+starting with ``>>> `` is a Python session, run with :mod:`doctest` in one
+namespace per page, ``...`` elides text there too): each ``$``
 line is a command (a line ending in ``\\`` continues it), and the lines up to
 the next ``$`` line are what it prints (stdout and stderr together). An HTML
 comment on the line just above a fence says what to do with the block:
@@ -62,6 +64,11 @@ class Block:
     def is_session(self) -> bool:
         """A shown session, whose output is compared (a hidden setup is not)."""
         return self.marker != "setup" and self.text.lstrip().startswith("$ ")
+
+    @property
+    def is_python_session(self) -> bool:
+        """A Python prompt session (``>>>``), run with :mod:`doctest`."""
+        return self.marker != "setup" and self.text.lstrip().startswith(">>> ")
 
 
 @dataclass

@@ -4,6 +4,8 @@ print what the page shows (tests/doc_sessions.py has the rules)."""
 
 from __future__ import annotations
 
+import doctest
+import io
 import json
 import os
 import shutil
@@ -162,3 +164,41 @@ hidden text
     assert [c.expected for c in commands(found[2])] == [["a.txt", "b"]]
     assert not found[1].is_session  # its output is never compared
 
+
+def _pages_with_python() -> list[Path]:
+    return [p for p in PAGES if any(b.is_python_session for b in blocks(p.read_text("utf-8")))]
+
+
+@pytest.mark.parametrize("page", _pages_with_python(),
+                         ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_every_python_session_prints_what_the_page_shows(page: Path, tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    """The ``>>>`` sessions of a page, run in order with one namespace (a later block
+    uses what an earlier one defined), in the scratch project."""
+    cwd = _scratch_project(tmp_path)
+    for key, value in _env(tmp_path).items():
+        monkeypatch.setenv(key, value)
+    for key in _SCRUB:
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.chdir(cwd)
+    name = page.relative_to(ROOT).as_posix()
+    namespace: dict = {}
+    runner = doctest.DocTestRunner(optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    problems, behind = [], None
+    for block in blocks(page.read_text("utf-8")):
+        if not block.is_python_session or block.marker == "skip":
+            assert block.marker != "skip" or block.argument, f"{name}:{block.line}: say why"
+            continue
+        test = doctest.DocTestParser().get_doctest(block.text, namespace, f"{name}:{block.line}",
+                                                   str(page), block.line)
+        report = io.StringIO()
+        failed = runner.run(test, out=report.write, clear_globs=False).failed
+        namespace = test.globs  # DocTest works on a copy: the next block goes on from it
+        if not failed:
+            continue
+        if block.marker == "ledger":
+            behind = ledger_is_behind_the_code() if behind is None else behind
+            if behind:
+                continue
+        problems.append(report.getvalue())
+    assert not problems, "\n".join(problems)
