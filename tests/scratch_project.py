@@ -94,3 +94,24 @@ def new_repo(root: Path, films: dict[str, str] | None = None, pyproject: str = P
 
 def porcelain(root: Path) -> list[str]:
     return sorted(git(root, "status", "--porcelain", "--untracked-files=all").splitlines())
+
+
+def in_process(root: Path, monkeypatch, write) -> Path:
+    """A project for tests that call nanoframes' ``main`` in this process: no CI
+    excuses or store from the environment, the working directory at ``root``, an
+    empty ``[tool.nanoframes]``, and ``write(root)``'s composition."""
+    monkeypatch.delenv("EXCUSED_COMPOSITIONS", raising=False)
+    monkeypatch.delenv("NANOFRAMES_STORE", raising=False)
+    monkeypatch.chdir(root)
+    (root / "pyproject.toml").write_text("[tool.nanoframes]\n")
+    write(root)
+    return root
+
+
+def main_run(capsys, *args: str) -> tuple[int, str, str]:
+    """``nanoframes ARGS`` in this process: status, stdout, stderr."""
+    from nanoframes.cli import main
+
+    status = main(list(args))
+    out, err = capsys.readouterr()
+    return status, out, err

@@ -172,17 +172,23 @@ def test_accept_what_ci_saw_under_another_build(tmp_path: Path, other_build: Pat
     assert "films/a.nf.svg" in ok(nf(root, "digest", "--check"))
 
 
-def test_a_laptop_accepts_what_the_primary_machine_read(tmp_path: Path,
-                                                        other_build: Path) -> None:  # noqa: F811
-    """The primary is the CI runner's drawing; a source edit, checked there, is accepted
-    on a laptop whose own build differs: as the primary (CI drew it with the primary's
-    renderer), not as a platform entry, and CI's next check matches."""
+def edited_here_and_in_ci(tmp_path: Path) -> tuple[Path, Path]:
+    """A recorded project and its copy (CI's checkout), the same edit made in both."""
     root = cli_project(tmp_path / "p")
     ok(nf(root, "digest", "--record"))
     ci = tmp_path / "ci"
     shutil.copytree(root, ci)
     for project in (root, ci):
         write_film(project, "a", "#00cc00")
+    return root, ci
+
+
+def test_a_laptop_accepts_what_the_primary_machine_read(tmp_path: Path,
+                                                        other_build: Path) -> None:  # noqa: F811
+    """The primary is the CI runner's drawing; a source edit, checked there, is accepted
+    on a laptop whose own build differs: as the primary (CI drew it with the primary's
+    renderer), not as a platform entry, and CI's next check matches."""
+    root, ci = edited_here_and_in_ci(tmp_path)
     done = nf(ci, "digest", "--check", "--artifacts", "art", NANOFRAMES_PLATFORM="linux-ci")
     assert done.returncode == 1 and "CHANGED films/a.nf.svg" in done.stdout
     laptop = {"NANOFRAMES_PLATFORM": "macos-arm64", "NANOFRAMES_LIBTHORVG": str(other_build)}
@@ -197,12 +203,7 @@ def test_accepted_from_artifacts_the_scenes_come_too(tmp_path: Path) -> None:
     """CI's check diffed the new scenes and left them beside its frames; the machine
     that accepts its reading keeps them, so the next edit there is diffed element by
     element against what was accepted, not "not in the store"."""
-    root = cli_project(tmp_path / "p")
-    ok(nf(root, "digest", "--record"))
-    ci = tmp_path / "ci"
-    shutil.copytree(root, ci)
-    for project in (root, ci):
-        write_film(project, "a", "#00cc00")
+    root, ci = edited_here_and_in_ci(tmp_path)
     assert nf(ci, "digest", "--check", "--artifacts", "art").returncode == 1
     carried = json.loads((ci / "art" / "pending" / PENDING.name).read_text())["readings"]
     scenes = carried["films/a.nf.svg"]["scenes"]

@@ -19,8 +19,9 @@ import numpy as np
 import pytest
 from ledger_edit import reseal
 from PIL import Image
+from scratch_project import in_process
+from scratch_project import main_run as nf
 
-from nanoframes.cli import main
 from nanoframes.frames.digest import film_digest, frame_digest
 from nanoframes.frames.film import Film
 from nanoframes.frames.store import Store, encode_png
@@ -46,18 +47,7 @@ def write(root: Path, bar: str = "#20a040") -> Path:
 
 @pytest.fixture
 def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.delenv("EXCUSED_COMPOSITIONS", raising=False)
-    monkeypatch.delenv("NANOFRAMES_STORE", raising=False)
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("[tool.nanoframes]\n")
-    write(tmp_path)
-    return tmp_path
-
-
-def nf(capsys, *args: str) -> tuple[int, str, str]:
-    status = main(list(args))
-    out, err = capsys.readouterr()
-    return status, out, err
+    return in_process(tmp_path, monkeypatch, write)
 
 
 def read_png(path: Path) -> np.ndarray:

@@ -17,6 +17,7 @@ from pathlib import Path, PurePosixPath
 import numpy as np
 import pytest
 from PIL import Image
+from scratch_project import in_process
 from test_evidence import KEY, SVG, nf, numpy_numbers, read_png, write
 
 from nanoframes.determinism.identity import modules_digest_of
@@ -30,12 +31,7 @@ IMAGE_SVG = SVG.replace('<rect x="0" y="24"', '<image href="dot.png" x="0" y="0"
 @pytest.fixture
 def proj(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """test_evidence.py's project: one composition, recorded by each test."""
-    monkeypatch.delenv("EXCUSED_COMPOSITIONS", raising=False)
-    monkeypatch.delenv("NANOFRAMES_STORE", raising=False)
-    monkeypatch.chdir(tmp_path)
-    (tmp_path / "pyproject.toml").write_text("[tool.nanoframes]\n")
-    write(tmp_path)
-    return tmp_path
+    return in_process(tmp_path, monkeypatch, write)
 
 
 def dot(root: Path, colour: tuple[int, int, int], size: int = 4) -> None:

@@ -197,24 +197,21 @@ class Entry:
             if not isinstance(parts[name], str) or not parts[name]:
                 raise bad(f"field 'toolchain_parts.{name}' must be a non-empty string")
 
-        frame_digests = data["frame_digests"]
         expected = len(samples) if samples is not None else frames
-        if not isinstance(frame_digests, list) or not all(_is_hex(d, SHORT)
-                                                           for d in frame_digests):
-            raise bad(f"field 'frame_digests' must list {SHORT}-hex frame digest prefixes")
-        if len(frame_digests) != expected:
-            raise bad(f"field 'frame_digests' has {len(frame_digests)} digests, "
-                      f"expected {expected} (one per {'sample' if sampled else 'frame'})")
 
-        scene_digests = data.get("scene_digests")  # absent in entries recorded before them
-        if scene_digests is not None:
-            if not isinstance(scene_digests, list) or not all(_is_hex(d, SHORT)
-                                                               for d in scene_digests):
-                raise bad(f"field 'scene_digests' must list {SHORT}-hex scene digest prefixes")
-            if len(scene_digests) != expected:
-                raise bad(f"field 'scene_digests' has {len(scene_digests)} digests, "
-                          f"expected {expected} (one per {'sample' if sampled else 'frame'})")
-            scene_digests = tuple(scene_digests)
+        def prefixes(name: str, what: str) -> list[str]:
+            values = data[name]
+            if not isinstance(values, list) or not all(_is_hex(d, SHORT) for d in values):
+                raise bad(f"field '{name}' must list {SHORT}-hex {what} digest prefixes")
+            if len(values) != expected:
+                raise bad(f"field '{name}' has {len(values)} digests, expected {expected} "
+                          f"(one per {'sample' if sampled else 'frame'})")
+            return values
+
+        frame_digests = prefixes("frame_digests", "frame")
+        scene_digests = None  # absent in entries recorded before them
+        if data.get("scene_digests") is not None:
+            scene_digests = tuple(prefixes("scene_digests", "scene"))
 
         stored_seal = data.get("seal")  # absent in entries written before it existed
         if stored_seal is not None and stored_seal != seal(digest, frames, samples,
