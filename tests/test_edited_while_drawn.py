@@ -25,10 +25,11 @@ from nanoframes.config import load_config
 from nanoframes.determinism import sweep
 from nanoframes.determinism.ledger import read_ledger
 from nanoframes.errors import NanoframesError
-from nanoframes.frames import film as film_module
+from nanoframes.frames import parallel as film_module
 from nanoframes.frames import workers
-from nanoframes.frames.film import Film, film_digests
+from nanoframes.frames.film import Film
 from nanoframes.frames.output import read_png_rgba, write_pngs
+from nanoframes.frames.parallel import film_digests
 
 BUNDLED = Path(__file__).resolve().parent.parent / "fonts"
 
@@ -171,7 +172,8 @@ FORKED = textwrap.dedent("""
     from pathlib import Path
 
     from nanoframes.frames import workers
-    from nanoframes.frames.film import Film, pool_for
+    from nanoframes.frames.film import Film
+    from nanoframes.frames.parallel import pool_for
     from nanoframes.frames.output import write_pngs
 
     comp, out = Path(sys.argv[1]), Path(sys.argv[2])

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 from nanoframes.frames.digest import frame_digest
-from nanoframes.frames.film import Film, chunks, film_digests, film_frames
+from nanoframes.frames.film import Film
+from nanoframes.frames.parallel import chunks, film_digests, film_frames
 from nanoframes.frames.workers import pool_context, spare_threads, worker_pool
 
 NS = "http://www.w3.org/2000/svg"

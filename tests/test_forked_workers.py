@@ -38,9 +38,10 @@ PROBE = textwrap.dedent("""
     import time
     from pathlib import Path
 
-    from nanoframes.frames import film as film_mod
+    from nanoframes.frames import parallel as film_mod
     from nanoframes.frames import workers
-    from nanoframes.frames.film import Film, pool_for, task_args
+    from nanoframes.frames.film import Film
+    from nanoframes.frames.parallel import pool_for, task_args
 
 
     def probe(path, root, dedup, scale):

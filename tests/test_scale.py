@@ -14,7 +14,8 @@ from PIL import Image
 from nanoframes.determinism.reading import film_identity, read_film
 from nanoframes.errors import NanoframesError
 from nanoframes.frames.cache import FrameCache
-from nanoframes.frames.film import Film, film_frames
+from nanoframes.frames.film import Film
+from nanoframes.frames.parallel import film_frames
 from nanoframes.frames.scale import scaled_size
 from nanoframes.frames.through_cache import cached_frame, cached_frames
 

@@ -34,7 +34,8 @@ from nanoframes.determinism.scenes import PREDATES, SceneEvidence, classify, gro
 from nanoframes.determinism.verdict import Kind, Reading, judge
 from nanoframes.evidence.scenediff import frame_diff, shown, structural_diff
 from nanoframes.frames import scenes
-from nanoframes.frames.film import Film, film_readings
+from nanoframes.frames.film import Film
+from nanoframes.frames.parallel import film_readings
 from nanoframes.frames.store import Store
 
 SVG = """<svg xmlns="http://www.w3.org/2000/svg" data-width="48" data-height="32"

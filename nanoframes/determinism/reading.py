@@ -16,7 +16,8 @@ from ..bake.baker import Baker
 from ..config import Config, find_project_root, load_config, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT, film_digest
-from ..frames.film import Film, checked, film_readings, joined, result_of
+from ..frames.film import Film
+from ..frames.parallel import checked, film_readings, joined, result_of
 from ..frames.store import Store
 from ..model.composition import Composition
 from ..model.numbers import evenly_spaced

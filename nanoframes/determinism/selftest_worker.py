@@ -40,7 +40,7 @@ def work(spec: Mapping[str, Any]) -> dict[str, Any]:
         module, _, func = setup.partition(":")
         getattr(importlib.import_module(module), func or "setup")()
     from ..errors import NanoframesError
-    from ..frames.film import film_digests, worker_pool
+    from ..frames.parallel import film_digests, worker_pool
     from .reading import composition_identity
 
     root = Path(spec["root"])

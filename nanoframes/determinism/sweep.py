@@ -232,7 +232,7 @@ def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | N
            ) -> dict[int, list[Future]]:
     """Submit biggest first (frames × pixels); a film bigger than a fair share is
     split in contiguous runs. Returns each composition's futures by ``id``."""
-    from ..frames.film import submit_digests
+    from ..frames.parallel import submit_digests
     from .reading import frames_to_read
 
     frames = {id(c): frames_to_read(c, samples) for c in comps}

@@ -120,7 +120,7 @@ def _png_task(path: str, root: str | None, dedup: bool, scale: float, targets: l
     import time
 
     from . import workers
-    from .film import _worker_film
+    from .parallel import _worker_film
 
     ends = workers.shared_ends
     assert ends is not None, "a worker of a WorkerPool"
@@ -159,7 +159,7 @@ def write_pngs(film: Any, targets: Sequence[Target], jobs: int = 1,
         for _ in write_run(film, targets, store):
             yield 1
         return
-    from .film import pool_for
+    from .parallel import pool_for
 
     booting = booting if booting is not None else pool_for(film, jobs - 1)
     shared = _Shared(film, targets, jobs - 1, store, booting)
@@ -221,7 +221,7 @@ class _Shared:
 
     def _feed(self, pool: Any) -> None:
         """(a thread per worker) A task, what it stored, the next task."""
-        from .film import checked, task_args
+        from .parallel import checked, task_args
 
         args = (*task_args(self.film), list(self.targets), self.store, _TASK_S)
         inputs, path = self.film.inputs(), self.film.comp.path

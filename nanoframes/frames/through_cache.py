@@ -45,7 +45,7 @@ def cached_frames(film, indices: Iterable[int] | None = None, jobs: int = 1,
     over ``jobs`` worker processes, and stored. An entry that fails a check is
     rendered again in this process. With ``stored=None`` this is ``film_frames``.
     """
-    from .film import film_frames
+    from .parallel import film_frames
 
     order = film.indices(indices)
     if stored is None:

@@ -36,7 +36,7 @@ from .shared_ends import SharedEnds
 # Modules the forkserver imports once (no ThorVG engine exists there yet, so
 # forking it is safe); each worker then starts with the renderer imported.
 # forkserver_init first: workers start with SIGINT ignored.
-PRELOAD = ["nanoframes.frames.forkserver_init", "nanoframes.frames.film",
+PRELOAD = ["nanoframes.frames.forkserver_init", "nanoframes.frames.parallel",
            "nanoframes.text.fonts"]
 
 # Set in each worker by its initializer: whether it has a second CPU to itself
