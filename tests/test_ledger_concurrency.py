@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from filelock import FileLock
+from scratch_project import TINY
 
 from nanoframes.determinism.ledger import read_ledger
 
@@ -22,15 +23,6 @@ from nanoframes.determinism.ledger import read_ledger
 # once, four rounds, race far more pairs than that and keep the suite quick.
 ROUNDS = 4
 RECORDERS = 8
-
-TINY = """<svg xmlns="http://www.w3.org/2000/svg" data-width="16" data-height="16"
-     data-fps="2" data-duration="1">
-  <rect id="box" x="0" y="0" width="4" height="4" fill="{fill}"/>
-  <script type="application/nanoframes+json">
-    {{"animations": [{{"target": "#box", "keyframes": [{{"t": 0, "x": 0}}, {{"t": 1, "x": 12}}]}}]}}
-  </script>
-</svg>
-"""
 
 
 def project(root: Path, n: int) -> list[str]:

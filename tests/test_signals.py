@@ -463,17 +463,25 @@ def test_ctrl_c_as_the_workers_start_prints_only_interrupted(tmp_path: Path) -> 
             os.killpg(proc.pid, signal.SIGINT)
         except ProcessLookupError:
             pass
-        try:
-            _, err = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            problems.append(f"trial {trial}: hung")
-            continue
-        if (proc.returncode, err) != (130, b"nanoframes: interrupted\n"):
-            problems.append(f"trial {trial}: {proc.returncode} {err.decode()[-400:]!r}")
+        problem = _not_interrupted(proc, 130)
+        if problem:
+            problems.append(f"trial {trial}: {problem}")
     assert not problems, "\n".join(problems)
     assert hit == TRIALS  # each trial signalled a starting forkserver
+
+
+def _not_interrupted(proc: subprocess.Popen, status: int) -> str | None:
+    """What is wrong with how a signalled ``proc`` ended, or None: it must end within
+    20 s with ``status`` and the one line ``nanoframes: interrupted`` on stderr."""
+    try:
+        _, err = proc.communicate(timeout=20)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        return "hung"
+    if (proc.returncode, err) != (status, b"nanoframes: interrupted\n"):
+        return f"{proc.returncode} {err.decode(errors='replace')[-400:]!r}"
+    return None
 
 
 def test_sigterm_as_digest_exits_still_exits_143(tmp_path: Path) -> None:
@@ -499,15 +507,9 @@ def test_sigterm_as_digest_exits_still_exits_143(tmp_path: Path) -> None:
             landed += 1
         else:
             continue
-        try:
-            _, err = proc.communicate(timeout=20)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
-            problems.append(f"trial {trial}: hung")
-            continue
-        if (proc.returncode, err) != (143, b"nanoframes: interrupted\n"):
-            problems.append(f"trial {trial}: {proc.returncode} {err!r}")
+        problem = _not_interrupted(proc, 143)
+        if problem:
+            problems.append(f"trial {trial}: {problem}")
     assert not problems, "\n".join(problems)
     assert landed >= TRIALS // 2, f"only {landed} of {TRIALS} signals found it exiting"
 

@@ -167,6 +167,8 @@ class Film:
                 if self._encoder is not None and self.keep_scenes \
                         and key not in self._scenes_kept:
                     self._scenes_kept.add(key)  # kept off this thread, as frames are
+                    if len(self._encoding) > 8:  # bound the documents waiting to be kept
+                        self._encoding.popleft().result()
                     self._encoding.append(self._encoder.submit(keep_scene, self.store,
                                                                key.hex(), doc))
                 digest = self._seen.get(key) if self.dedup else None
