@@ -232,6 +232,22 @@ def test_hostile_artifacts_are_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and "error[pending-unreadable]" in lines[0], done.stderr
 
 
+def test_a_readings_file_naming_a_path_out_of_its_folder_is_one_line(tmp_path: Path) -> None:
+    """Each frame and scene digest a readings file lists names a file beside it: one
+    that is not 64 hex digits (here a path up and out) is refused, nothing is read."""
+    root, ci = edited_here_and_in_ci(tmp_path)
+    assert nf(ci, "digest", "--check", "--artifacts", "art").returncode == 1
+    path = ci / "art" / "pending" / PENDING.name
+    data = json.loads(path.read_text())
+    data["readings"]["films/a.nf.svg"]["scenes"] = ["../../../../etc/passwd"]
+    path.write_text(json.dumps(data))
+    done = nf(root, "accept", "--from", str(ci / "art"))
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "error[pending-unreadable]" in lines[0], done.stderr
+    assert "64-hex digests" in lines[0]
+
+
 def test_a_png_declaring_gigapixels_is_refused_before_decoding() -> None:
     """A few bytes of PNG may declare 10,000 x 10,000 pixels (400 MB of RGBA; Pillow's
     own bomb check starts at 179 Mpx): the one PNG decoder refuses it from its header,

@@ -182,8 +182,7 @@ class Source:
             self.report = data.get("report") if self._zip is None else None
             return {key: Pending(key, Entry.from_json(key, item["entry"], self.path),
                                  item["verdict"], str(item["platform"]),
-                                 tuple(str(d) for d in item["frames"]),
-                                 tuple(str(d) for d in item.get("scenes", ())))
+                                 _digests(item["frames"]), _digests(item.get("scenes", ())))
                     for key, item in data["readings"].items()}
         except NanoframesError:
             raise
@@ -196,6 +195,17 @@ class Source:
 
     def scene(self, digest: str) -> bytes | None:
         return self.read(f"{SCENES}/{digest}.z", MAX_FRAME)
+
+
+def _digests(values) -> tuple[str, ...]:
+    """Full digests as a readings file lists them: each one names a file here, so
+    nothing but 64 hex digits may (never a path out of the folder)."""
+    from ..frames.store import is_digest
+
+    if not isinstance(values, list) or not all(isinstance(d, str) and is_digest(d)
+                                               for d in values):
+        raise ValueError("frames and scenes must list 64-hex digests")
+    return tuple(values)
 
 
 def load(root: Path, source: Path | None = None) -> tuple[Source, dict[str, Pending]]:
