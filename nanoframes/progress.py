@@ -5,6 +5,8 @@ from __future__ import annotations
 import sys
 import time
 
+from .shown import unfiltered
+
 
 class Progress:
     def __init__(self, total: int, label: str, enabled: bool | None = None) -> None:
@@ -21,7 +23,8 @@ class Progress:
             width = 30
             filled = int(width * self.done / self.total)
             rate = self.done / max(now - self._start, 1e-9)
-            sys.stderr.write(f"\r{self.label} [{'#' * filled}{'.' * (width - filled)}] "
+            unfiltered(sys.stderr).write("\r")  # the bar's own control; the label is shown
+            sys.stderr.write(f"{self.label} [{'#' * filled}{'.' * (width - filled)}] "
                              f"{self.done}/{self.total} {rate:.0f} fps")
             sys.stderr.flush()
 

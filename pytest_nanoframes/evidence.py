@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from nanoframes.shown import shown
+
 if TYPE_CHECKING:
     from nanoframes.determinism.verdict import Reading, Verdict
     from nanoframes.evidence.check import EvidenceOptions
@@ -294,7 +296,7 @@ def say_what_is_accepted(state: State, fresh: dict) -> None:
             reporter.write("\n")
         reporter.write_sep("-", "nanoframes: what --nf-record accepts")
         for line in lines:
-            reporter.write_line(line)
+            reporter.write_line(shown(line))
 
 
 def warning_line(state: State) -> str | None:

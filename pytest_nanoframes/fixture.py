@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from nanoframes.shown import shown
 from pytest_nanoframes import evidence
 from pytest_nanoframes.items import decide, junit_properties, verdict_json
 from pytest_nanoframes.session import RECORD_HINT, State, get_state
@@ -103,8 +104,8 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
     ekey = entry_key(item.nodeid, key)
     checks: list[dict[str, Any]] = item.__dict__.setdefault(CHECKS, [])
     if any(c["key"] == ekey for c in checks):
-        pytest.fail(f"nf.check: {ekey} is checked twice in one test; give each check its "
-                    f"own key=", pytrace=False)
+        pytest.fail(shown(f"nf.check: {ekey} is checked twice in one test; give each check its "
+                          f"own key="), pytrace=False)
     try:
         comp = load_for(item, comp_or_text)
     except Exception as exc:  # a NanoframesError: the one-line error, judged as an item's
@@ -120,7 +121,7 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
         try:
             ledger = state.ledger()
         except NanoframesError as exc:  # a broken ledger: one line, as for collected items
-            pytest.fail(str(exc), pytrace=False)
+            pytest.fail(shown(exc), pytrace=False)
         verdict, reading = check_composition(
             comp, ekey, config=state.nf_config, ledger=ledger,
             samples=samples or options.samples, excused=state.excused(),
@@ -143,9 +144,9 @@ def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
     checks.append(payload)
     item.user_properties.extend(junit_properties(verdict))
     if outcome.status == "failed":
-        pytest.fail(failure_text(item, comp, verdict, outcome.text, record), pytrace=False)
+        pytest.fail(shown(failure_text(item, comp, verdict, outcome.text, record)), pytrace=False)
     if outcome.status == "xfailed":
-        pytest.xfail(evidence.with_evidence(outcome.text, record, state))
+        pytest.xfail(shown(evidence.with_evidence(outcome.text, record, state)))
     return verdict
 
 
@@ -222,13 +223,13 @@ def assert_deterministic(item: pytest.Item, comp_or_text: Any,
         finally:
             path.unlink(missing_ok=True)
     if result.error is not None:
-        pytest.fail(f"nf.assert_deterministic: {result.error}", pytrace=False)
+        pytest.fail(shown(f"nf.assert_deterministic: {result.error}"), pytrace=False)
     if not result.ok:
         names = ", ".join(v.name for v in result.failures)
         lines = [f"nf.assert_deterministic: {names} changed a frame (the same inputs must "
                  f"draw the same pixels under every variation)"]
         lines += ["  " + v.line() for v in result.variations]
-        pytest.fail("\n".join(lines), pytrace=False)
+        pytest.fail(shown("\n".join(lines)), pytrace=False)
     return result
 
 

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from nanoframes.model.svg import composition_stem
+from nanoframes.shown import shown
 from pytest_nanoframes import evidence
 from pytest_nanoframes.session import RECORD_HINT, State, get_state
 from pytest_nanoframes.tests_ledger import stale_problem, stale_test_keys
@@ -135,15 +136,15 @@ class _Item(pytest.Item):
         from nanoframes.errors import NanoframesError
 
         if isinstance(excinfo.value, (NanoframesFailure, NanoframesError)):
-            return str(excinfo.value)
+            return shown(excinfo.value)
         if isinstance(excinfo.value, pytest.xfail.Exception):  # changed: the verdict, no trace
-            return excinfo.value.msg
+            return shown(excinfo.value.msg)
         return super().repr_failure(excinfo)  # a bug in nanoframes: show it whole
 
 
 class CompositionItem(_Item):
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, self.state.ledger_key(self.path)
+        return self.path, None, shown(self.state.ledger_key(self.path), lines=False)
 
     def runtest(self) -> None:
         from nanoframes.determinism.reading import check_one, entry_from_reading
@@ -178,7 +179,7 @@ class CompositionItem(_Item):
         if outcome.status == "failed":
             raise NanoframesFailure(text)
         if outcome.status == "xfailed":
-            pytest.xfail(text)
+            pytest.xfail(shown(text))
 
 
 def junit_properties(verdict: Verdict) -> list[tuple[str, str]]:
@@ -222,7 +223,7 @@ class LedgerItem(_Item):
     """The ledger file itself: complete, not stale, one toolchain. Renders nothing."""
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"ledger {self.state.ledger_key(self.path)}"
+        return self.path, None, shown(f"ledger {self.state.ledger_key(self.path)}", lines=False)
 
     def runtest(self) -> None:
 

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 
+from nanoframes.shown import is_shown, shown
 from pytest_nanoframes import cpus, evidence, hookspecs, selftest, summary, tests_ledger, xdist
 from pytest_nanoframes.fixture import CHECKS, nf  # noqa: F401 - the nf fixture
 from pytest_nanoframes.session import State, get_state, install
@@ -85,7 +86,7 @@ def pytest_configure(config: pytest.Config) -> None:
             try:
                 allow_recording(state.options.ci, "--nf-ci")
             except NanoframesError as exc:
-                raise pytest.UsageError(str(exc)) from None
+                raise pytest.UsageError(shown(exc)) from None
     if not state.worker:  # nf.check reports verdicts in any mode
         config.pluginmanager.register(_Receiver(state), "nanoframes-receiver")
 
@@ -114,6 +115,10 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     from pytest_nanoframes.items import CompositionFile, LedgerFile
 
     if is_composition_name(file_path.name):
+        if not is_shown(str(file_path)):  # pytest would print its name raw: refused here
+            state.session_errors.append(shown(f"{file_path}: error[key-invalid]: a file name "
+                                              "with control characters is not a ledger key"))
+            return None
         return CompositionFile.from_parent(parent, path=file_path)
     if file_path.resolve() == state.ledger_path:
         return LedgerFile.from_parent(parent, path=file_path)
@@ -207,7 +212,17 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]):
         evidence.attach_extras(item, report)  # pytest-html: expected/actual/diff images
         if getattr(report, "wasxfail", None):  # changed: the verdict's words, not a trace
             report.longrepr = report.wasxfail
+    _shown_report(report)
     return report
+
+
+def _shown_report(report: pytest.TestReport) -> None:
+    """What pytest prints of a report whose text is a string (our items' failures,
+    an xfail's reason): control characters made visible (nanoframes/shown.py)."""
+    if isinstance(report.longrepr, str):
+        report.longrepr = shown(report.longrepr)
+    if isinstance(getattr(report, "wasxfail", None), str):
+        report.wasxfail = shown(report.wasxfail)
 
 
 class _Receiver:

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from nanoframes.shown import shown
 from pytest_nanoframes.session import RECORD_HINT, State
 
 JSON_REPORT_VERSION = 1
@@ -133,7 +134,7 @@ def terminal_summary(state: State, terminalreporter: Any) -> None:
         return
     terminalreporter.write_sep("=", "nanoframes")
     for text, markup in lines:
-        terminalreporter.write_line(text, **markup)
+        terminalreporter.write_line(shown(text), **markup)
 
 
 def json_report(state: State) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from nanoframes.shown import shown
 from pytest_nanoframes.xdist import is_worker
 
 if TYPE_CHECKING:
@@ -105,7 +106,7 @@ def _strictness(config: pytest.Config) -> str | None:
     try:
         return strictness(config.getini("nf_strict"))
     except NanoframesError as exc:
-        raise pytest.UsageError(exc.message) from None
+        raise pytest.UsageError(shown(exc.message)) from None
 
 
 @dataclass
@@ -153,7 +154,7 @@ class State:
                 root = project_root([p for p in paths if (here / p).exists()], cwd=here)
                 cfg = load_config(root)
             except NanoframesError as exc:
-                raise pytest.UsageError(str(exc)) from None
+                raise pytest.UsageError(shown(exc)) from None
             if self.options.ledger:
                 base = Path.cwd() if self.options.ledger_from_cli else self.config.rootpath
                 cfg = dataclasses.replace(cfg, ledger=str((base / self.options.ledger).resolve()))

@@ -101,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         print(f"nanoframes {__version__}")
         return 0
     interrupt.install()
+    streams = _shown_streams()
     try:
         _boot_workers(argv)
         try:
@@ -110,11 +111,25 @@ def main(argv: list[str] | None = None) -> int:
             if workers is not None:
                 workers.discard_prestarted()  # a command that failed before using its pool
     finally:
+        sys.stdout, sys.stderr = streams
         if not interrupt.is_program():
             interrupt.uninstall()  # a host calling main() in-process keeps its handlers
     if interrupt.is_program():
         _exit(status)
     return status
+
+
+def _shown_streams() -> tuple:
+    """Route every line the command prints through ``shown`` (control characters
+    made visible: nanoframes/shown.py); returns the streams to put back."""
+    from ..shown import ShownStream
+
+    before = sys.stdout, sys.stderr
+    if sys.stdout is not None and not isinstance(sys.stdout, ShownStream):
+        sys.stdout = ShownStream(sys.stdout)
+    if sys.stderr is not None and not isinstance(sys.stderr, ShownStream):
+        sys.stderr = ShownStream(sys.stderr)
+    return before
 
 
 def _workers_if_loaded():

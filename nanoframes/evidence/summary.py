@@ -7,18 +7,34 @@ changes (``determinism.accept``).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 
 from ..determinism.accept import closing_lines, tally
 from ..determinism.verdict import Kind, Verdict
+from ..shown import shown
 
+_TICKS = re.compile("`+")
 _MARK = {"match": "✅", "changed": "🟡", "regression": "❌", "absent": "❌", "stale": "❌",
          "error": "❌"}
 
 
 def _cell(text: str) -> str:
     """Text safe inside one table cell: no pipe ends it, no newline breaks the row."""
-    return text.replace("\\", "\\\\").replace("|", "\\|").replace("\n", " ")
+    return shown(text, lines=False).replace("\\", "\\\\").replace("|", "\\|")
+
+
+def _code(text: str, cell: bool = True) -> str:
+    """``text`` as one code span (a file name, a key, an error naming a file): fenced
+    by more backticks than it holds in a row, padded where it starts or ends with
+    one, so nothing in it is Markdown; in a table cell a pipe is escaped (GFM reads
+    that before the span)."""
+    text = shown(text, lines=False)
+    if cell:
+        text = text.replace("|", "\\|")
+    fence = "`" * (max((len(run) for run in _TICKS.findall(text)), default=0) + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
 
 
 def markdown(verdicts: Iterable[Verdict], record_hint: str = "--record",
@@ -38,24 +54,27 @@ def markdown(verdicts: Iterable[Verdict], record_hint: str = "--record",
         for v in shown:
             kind = "excused" if v.excused else v.kind.value
             mark = "⚪" if v.excused else _MARK.get(v.kind.value, "")
-            moved = ", ".join(v.reasons) or (v.error or "")
+            moved = _cell(", ".join(v.reasons)) if v.reasons else \
+                (_code(v.error) if v.error else "")
             if v.differing_frames:
                 moved += f" ({len(v.differing_frames)} of {v.compared_frames} frames differ)"
             pixels = v.evidence.summary if v.evidence is not None else ""
-            lines.append(f"| `{_cell(v.key)}` | {mark} {kind} | {_cell(moved)} | "
+            lines.append(f"| {_code(v.key)} | {mark} {kind} | {moved} | "
                          f"{_cell(pixels)} |")
         lines.append("")
         pixel_lines = [v for v in shown if v.pixels_line]
         for v in pixel_lines:
-            lines.append(f"- `{_cell(v.key)}`: {_cell(v.pixels_line or '')}")
+            lines.append(f"- {_code(v.key, cell=False)}: {_cell(v.pixels_line or '')}")
         if pixel_lines:
             lines.append("")
         opinions = [v for v in shown if v.opinion_line]  # a regression drawn again
-        lines += [f"- `{_cell(v.key)}`: {_cell(v.opinion_line or '')}" for v in opinions]
+        lines += [f"- {_code(v.key, cell=False)}: {_cell(v.opinion_line or '')}"
+                  for v in opinions]
         if opinions:
             lines.append("")
-    lines += [f"- the ledger: {_cell(p)}" for p in problems]
-    lines += [f"{line.strip()}" if not line.startswith("accept") else
-              f"accept the changes: `{line.split(': ', 1)[1]}`" for line in closing[1:]]
+    lines += [f"- the ledger: {_code(p, cell=False)}" for p in problems]
+    lines += [_code(line.strip(), cell=False) if not line.startswith("accept") else
+              f"accept the changes: {_code(line.split(': ', 1)[1], cell=False)}"
+              for line in closing[1:]]
     lines.append("")
     return "\n".join(lines)
