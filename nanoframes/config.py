@@ -21,6 +21,7 @@ except ModuleNotFoundError:  # pragma: no cover - Python 3.10
     import tomli as tomllib  # type: ignore[no-redef]
 
 from .errors import NanoframesError
+from .keys import canonical_key
 
 DEFAULT_COMPOSITIONS = ("examples/**/*.nf.svg",)
 DEFAULT_LEDGER = "tests/digests.json"
@@ -311,4 +312,4 @@ def relative_key(path: str | Path, root: Path) -> str:
     if not own.resolve().is_relative_to(root):
         raise NanoframesError("outside-project", f"a link to {own.resolve()}, outside the "
                               f"project {root}", path)
-    return key
+    return canonical_key(key, path)

@@ -55,17 +55,17 @@ def test_accept_one_reject_one_open_the_report(tmp_path: Path) -> None:
     child.expect("CHANGED films/a.nf.svg: changed, source changed")
     child.expect("pixels: 2 of 2 frames differ")
     child.expect(CHOICES)
-    child.sendline("o")
+    child.send("o")
     child.expect("opening (file://[^\r\n]+)")
     link = child.match.group(1)
     assert link.endswith("report.html#k-films-a.nf.svg")
     child.expect(CHOICES)
-    child.sendline("a")
+    child.send("a")
     child.expect("accepted films/a.nf.svg: changed, source changed")
     child.expect(r"\(2/2\)")
     child.expect("CHANGED films/b.nf.svg")
     child.expect(CHOICES)
-    child.sendline("r")
+    child.send("r")
     child.expect("rejected films/b.nf.svg")
     child.expect("1 accepted, 1 rejected, 0 skipped")
     assert finish(child) == 0
@@ -90,7 +90,7 @@ def test_a_regression_asks_twice(tmp_path: Path) -> None:
     child = spawn(root)
     child.expect("REGRESSION films/a.nf.svg")
     child.expect(CHOICES)
-    child.sendline("a")
+    child.send("a")
     child.expect("Accept it anyway\\? type yes: ")
     child.sendline("y")  # not the explicit word: nothing written
     child.expect("left pending films/a.nf.svg")
@@ -98,7 +98,7 @@ def test_a_regression_asks_twice(tmp_path: Path) -> None:
     assert entries(root)["films/a.nf.svg"]["digest"] == before
     child = spawn(root)
     child.expect(CHOICES)
-    child.sendline("a")
+    child.send("a")
     child.expect("type yes: ")
     child.sendline("yes")
     child.expect("accepted films/a.nf.svg")
@@ -115,9 +115,9 @@ def test_another_toolchain_offers_a_platform_entry(tmp_path: Path,
     assert "CHANGED films/a.nf.svg" in done.stdout and "toolchain" in done.stdout, done.stdout
     child = spawn(root, **two)
     child.expect(CHOICES)
-    child.sendline("a")
+    child.send("a")
     child.expect(r"platform entry linux-two beside the primary instead\? \[y/N\] ")
-    child.sendline("y")
+    child.send("y")
     child.expect("accepted films/a.nf.svg \\(platform entry linux-two\\)")
     assert finish(child) == 0
     assert list(entries(root)["films/a.nf.svg"]["platforms"]) == ["linux-two"]
@@ -152,7 +152,7 @@ def test_review_what_ci_saw(tmp_path: Path, other_build: Path) -> None:  # noqa:
     child.expect("CHANGED films/a.nf.svg")
     child.expect("read on linux-ci")
     child.expect(CHOICES)
-    child.sendline("a")  # another renderer build than the primary's: the runner's entry
+    child.send("a")  # another renderer build than the primary's: the runner's entry
     child.expect(r"accepted films/a.nf.svg \(platform entry linux-ci\)")
     assert finish(child) == 0
     assert list(entries(root)["films/a.nf.svg"]["platforms"]) == ["linux-ci"]

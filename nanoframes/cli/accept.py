@@ -64,6 +64,7 @@ def _platform(value: str | None) -> str | None:
 def run(args: argparse.Namespace) -> int:
     from ..config import load_config, project_root
     from ..determinism.acceptance import accept, choose, read_list
+    from ..determinism.ledger import read_ledger
     from ..determinism.pending import forget, load
 
     config = load_config(project_root())
@@ -75,8 +76,8 @@ def run(args: argparse.Namespace) -> int:
                   f"(pending: {', '.join(sorted(pending)) or 'none'})")
             return 2
         keys = sorted(pending)
-    chosen = choose(pending, keys, args.all_changed)
     ledger = args.ledger.absolute() if args.ledger else config.ledger_path
+    chosen = choose(pending, keys, args.all_changed, read_ledger(ledger, empty_ok=True))
     out = accept(chosen, source, config=config, ledger_path=ledger,
                  store_root=store_path(args, config), force=args.force,
                  platform=_platform(args.platform), from_elsewhere=args.source is not None)

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -37,10 +38,58 @@ def register(sub) -> None:
 
 
 def _ask(prompt: str) -> str:
+    """A line (``type yes``): read with Enter."""
     try:
         return input(prompt).strip().lower()
     except EOFError:
         return "q"
+
+
+def _key(prompt: str) -> str:
+    """One key press, no Enter (the terminal in cbreak mode for that one read: it
+    still turns Ctrl-C into an interrupt and its output is unchanged); a line where
+    the terminal cannot be put in that mode. Enter and spaces are skipped, an
+    escape sequence (an arrow key) is read whole and answers nothing known."""
+    try:
+        import termios
+        import tty
+    except ImportError:  # no termios (Windows): a line
+        return _ask(prompt)
+    try:
+        fd = sys.stdin.fileno()
+        saved = termios.tcgetattr(fd)
+    except (OSError, ValueError, termios.error):
+        return _ask(prompt)
+    sys.stdout.write(prompt)
+    sys.stdout.flush()
+    try:
+        tty.setcbreak(fd)
+        while True:
+            data = os.read(fd, 1)
+            if not data or data == b"\x04":  # end of input, Ctrl-D
+                key = "q"
+                break
+            if data in (b"\r", b"\n", b" "):
+                continue
+            if data == b"\x1b":
+                _drain(fd)
+                key = "?"
+                break
+            key = data.decode("latin-1").lower()
+            break
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, saved)
+    print(key if key.isprintable() else "")
+    return key
+
+
+def _drain(fd: int) -> None:
+    """The rest of an escape sequence: what arrives with it."""
+    import select
+
+    while select.select([fd], [], [], 0.05)[0]:
+        if not os.read(fd, 16):
+            return
 
 
 def run(args: argparse.Namespace) -> int:
@@ -55,6 +104,7 @@ def run(args: argparse.Namespace) -> int:
         report_of,
         section_link,
         shown_lines,
+        verify,
     )
 
     if not sys.stdin.isatty():
@@ -65,7 +115,7 @@ def run(args: argparse.Namespace) -> int:
     source, pending = load(config.root, args.source)
     ledger_path = args.ledger.absolute() if args.ledger else config.ledger_path
     store = store_path(args, config)
-    report = report_of(source)
+    report = report_of(source, config.root)
     counts = {"accepted": 0, "rejected": 0, "skipped": 0}
     items = [pending[k] for k in sorted(pending)]
     if not items:
@@ -75,17 +125,20 @@ def run(args: argparse.Namespace) -> int:
     for n, item in enumerate(items, 1):
         ledger = read_ledger(ledger_path, empty_ok=True)
         print(f"\n({n}/{len(items)})")
+        problem = verify(item, source, store, elsewhere=args.source is not None)
+        if problem:
+            print(f"{item.key}: {problem}")
         for line in shown_lines(item, ledger, config, store):
             print(line)
         while True:
-            choice = _ask(f"{CHOICES}? ")
+            choice = _key(f"{CHOICES}? ")
             if choice == "o":
                 if report is None:
                     print("no report: check with --html PATH (or --nf-html) to have one")
                 else:
                     import webbrowser
 
-                    link = section_link(report, item.key)
+                    link = section_link(report, item.key)  # file:///….html#k-…, built here
                     print(f"opening {link}")
                     webbrowser.open(link)
                 continue
@@ -104,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
             counts["rejected"] += 1
             continue
         force = False
-        if is_regression(item):
+        if is_regression(item, ledger):
             force = _ask("a regression: the same inputs drew other pixels. Accept it anyway? "
                          "type yes: ") == "yes"
             if not force:
@@ -114,7 +167,7 @@ def run(args: argparse.Namespace) -> int:
         platform = None
         if args.source is None and offers_platform(item, ledger):  # --from: accept decides
             tag = platform_tag()
-            if _ask(f"read under another toolchain than the primary entry's: record it as "
+            if _key(f"read under another toolchain than the primary entry's: record it as "
                     f"platform entry {tag} beside the primary instead? [y/N] ") == "y":
                 platform = tag
         out = accept([item], source, config=config, ledger_path=ledger_path, store_root=store,

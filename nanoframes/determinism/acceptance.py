@@ -20,7 +20,7 @@ from ..config import Config
 from ..errors import NanoframesError
 from .ledger import Entry, Ledger, is_test_key, read_ledger
 from .pending import Pending, Source
-from .verdict import Kind
+from .verdict import Kind, Verdict
 
 ACCEPTABLE = (Kind.CHANGED, Kind.ABSENT, Kind.MATCH)  # what --all-changed takes
 MAX_LIST = 8 << 20
@@ -38,10 +38,11 @@ class Outcome:
         return 1 if self.refused else 0
 
 
-def choose(pending: Mapping[str, Pending], keys: Iterable[str], all_changed: bool = False
-           ) -> list[Pending]:
+def choose(pending: Mapping[str, Pending], keys: Iterable[str], all_changed: bool = False,
+           ledger: Ledger | None = None) -> list[Pending]:
     """The pending readings named (an unknown key: one error naming what is pending),
-    plus, with ``all_changed``, every one that is not a regression."""
+    plus, with ``all_changed``, every one that is not a regression (as ``judged``
+    against ``ledger``, never as the reading says)."""
     chosen = {}
     for key in keys:
         if key not in pending:
@@ -50,7 +51,9 @@ def choose(pending: Mapping[str, Pending], keys: Iterable[str], all_changed: boo
                                   f"(pending: {listed})")
         chosen[key] = pending[key]
     if all_changed:
-        chosen.update({k: p for k, p in pending.items() if p.kind in ACCEPTABLE})
+        chosen.update({k: p for k, p in pending.items()
+                       if (judged(p, ledger).kind if ledger is not None else p.kind)
+                       in ACCEPTABLE})
     return [chosen[k] for k in sorted(chosen)]
 
 
@@ -87,10 +90,39 @@ def platform_for(item: Pending, ledger: Ledger) -> str | None:
     return item.platform if offers_platform(item, ledger) else None
 
 
-def shown_line(item: Pending) -> str:
-    """What was read, as the check said it: ``changed, source changed (…)``."""
-    line = str(item.verdict.get("line") or item.kind.value)
-    return line.split(": ", 1)[1] if ": " in line else line
+def judged(item: Pending, ledger: Ledger) -> Verdict:
+    """The reading's verdict as this machine computes it against its own ledger:
+    what is shown and decided, never the verdict (or line) the reading carries."""
+    from .policy import reading_of
+    from .verdict import judge
+
+    return judge(reading_of(item.key, item.entry), ledger.entries.get(item.key))
+
+
+def verify_frames(item: Pending, source: Source, store_root: Path | None,
+                  carried: bool) -> str | None:
+    """Why the reading's entry is not what its frames say, or None. Its frame
+    digests must be the frames the reading lists (no more, no fewer), its film
+    digest the hash of those frames in order (a full reading), and, where
+    ``carried`` (a reading from elsewhere), every frame decoded from the readings'
+    folder (or already in the store) and hashed to its digest; verified frames are
+    kept in the store."""
+    from ..frames.digest import SHORT, film_digest
+
+    entry = item.entry
+    full = {d[:SHORT]: d for d in item.frames}
+    if len(full) != len(item.frames) or set(full) != set(entry.frame_digests):
+        return ("its entry's frame digests are not the frames the reading lists "
+                "(edited?): not accepted")
+    if not entry.sampled and film_digest([full[d] for d in entry.frame_digests]) != entry.digest:
+        return "its film digest is not the hash of its frames (edited?): not accepted"
+    if not carried:
+        return None
+    missing = _keep_frames(item, source, store_root)
+    if missing:
+        return (f"{missing} of its {len(item.frames)} frames are missing from the readings or "
+                "do not hash to their digests: not accepted")
+    return None
 
 
 def local_identity(key: str, config: Config) -> dict[str, str]:
@@ -106,16 +138,15 @@ def _stale(item: Pending, local: Mapping[str, str]) -> list[str]:
 
 
 def _keep_frames(item: Pending, source: Source, store_root: Path | None) -> int:
-    """Copy the reading's frames into the store (verified); how many are missing."""
-    if store_root is None:
-        return 0
+    """Copy the reading's frames into the store (each decoded and hashed to its
+    digest; without a store, only verified); how many are missing or wrong."""
     from ..frames.digest import frame_digest
     from ..frames.store import Store, decode_png
 
-    store = Store(store_root, warn=None)
+    store = Store(store_root, warn=None) if store_root is not None else None
     missing = 0
     for digest in item.frames:
-        if store.has(digest):
+        if store is not None and store.has(digest):
             continue
         data = source.frame(digest)
         try:
@@ -125,8 +156,10 @@ def _keep_frames(item: Pending, source: Source, store_root: Path | None) -> int:
         if rgba is None or frame_digest(rgba) != digest:
             missing += 1
             continue
-        store.put(rgba, digest)
-    _keep_scenes(item, source, store)
+        if store is not None:
+            store.put(rgba, digest)
+    if store is not None:
+        _keep_scenes(item, source, store)
     return missing
 
 
@@ -156,8 +189,10 @@ def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path
 
     out = Outcome()
     groups: dict[str | None, dict[str, Entry]] = {}
+    before = read_ledger(ledger_path, empty_ok=True)
+    verdicts = {item.key: judged(item, before) for item in chosen}
     for item in chosen:
-        if item.kind is Kind.REGRESSION and not force:
+        if verdicts[item.key].kind is Kind.REGRESSION and not force:
             out.refused.append(f"{item.key}: a regression (the same inputs drew other pixels): "
                                "accept it with --force if intended")
             continue
@@ -178,14 +213,15 @@ def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path
             continue
         tag = platform
         if tag is None and from_elsewhere:
-            tag = platform_for(item, read_ledger(ledger_path, empty_ok=True))
-        missing = _keep_frames(item, source, store_root)
-        if missing:
-            out.notes.append(f"{item.key}: {missing} frame{'s' if missing != 1 else ''} not "
-                             "in the readings' folder: the store lacks "
-                             f"{'them' if missing != 1 else 'it'}")
+            tag = platform_for(item, before)
+        wrong = verify_frames(item, source, store_root, carried=from_elsewhere)
+        if wrong:
+            out.refused.append(f"{item.key}: {wrong}")
+            continue
+        if not from_elsewhere and store_root is not None:
+            _keep_frames(item, source, store_root)  # the check's own: those it kept
         groups.setdefault(tag, {})[item.key] = item.entry
-    shown = {item.key: shown_line(item) for item in chosen}
+    shown = {key: verdict.summary() for key, verdict in verdicts.items()}
     for tag, fresh in sorted(groups.items(), key=lambda kv: kv[0] or ""):
         done = commit(ledger_path, fresh, force=force, root=config.root, platform=tag)
         out.notes += done.notes

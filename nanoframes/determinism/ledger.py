@@ -21,6 +21,7 @@ from typing import Any
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
 from ..frames.digest import SHORT
+from ..keys import canonical_key
 from .identity import TOOLCHAIN_PARTS, VIDEO_PARTS, is_linked_part
 from .ledger_text import (  # noqa: F401  (conflict_line re-exported)
     check_depth,
@@ -344,9 +345,10 @@ def parse_ledger(text: str, path: Path, *, skip_corrupt: bool = False) -> Ledger
     corrupt: list[str] = []
     for key, data in compositions.items():
         try:
+            canonical_key(key)  # as if typed by hand: inside the project, one way only
             entries[key] = Entry.from_json(key, data, path)
         except NanoframesError as exc:
-            if skip_corrupt and exc.message.endswith(SEAL_BROKEN):
+            if skip_corrupt and (exc.message.endswith(SEAL_BROKEN) or exc.code == "key-invalid"):
                 corrupt.append(key)
                 continue
             raise NanoframesError(exc.code, exc.message, path, _line_of(text, key)) from None

@@ -22,10 +22,12 @@ from typing import Any
 from ..config import state_dir
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
+from ..keys import canonical_key
 from .ledger import Entry
 from .verdict import Kind, Reading, Verdict
 
 READINGS = "readings.json"
+SEAL = "readings.mac"  # HMAC-SHA256 of readings.json under this machine's key (origin.py)
 FRAMES = "frames"
 SCENES = "scenes"  # beside frames/: <scene digest>.z, one self-contained file each
 VERSION = 1
@@ -116,8 +118,11 @@ def save(directory: Path, pending: list[Pending], store_root: Path | None = None
     if report is not None:  # the check's HTML page: review opens each one's section
         data["report"] = Path(report).absolute().as_uri()
     path = directory / READINGS
-    write_bytes_atomic(path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(),
-                       code="output-failed")
+    raw = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+    write_bytes_atomic(path, raw, code="output-failed")
+    from .origin import sign
+
+    write_bytes_atomic(directory / SEAL, sign(raw).encode() + b"\n", code="output-failed")
     return path
 
 
@@ -125,8 +130,9 @@ class Source:
     """Where pending readings are read from: a folder (``.nanoframes/pending``, an
     artifacts folder, or one with ``pending/`` inside) or a zip of one."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, own: bool = False) -> None:
         self.path = Path(path)
+        self.own = own  # the project's own readings: written by a check on this machine
         self._zip: zipfile.ZipFile | None = None
         self.report: str | None = None  # the page of the check that read them
         self._prefix = ""
@@ -175,14 +181,16 @@ class Source:
         raw = self.read(READINGS, MAX_READINGS)
         if raw is None:
             raise self._none()
+        if self.own:
+            from .origin import verify
+
+            verify(raw, self.read(SEAL, 1024), self.path / READINGS)
         try:
             data = json.loads(raw)
             if data.get("version") != VERSION:
                 raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
             self.report = data.get("report") if self._zip is None else None
-            return {key: Pending(key, Entry.from_json(key, item["entry"], self.path),
-                                 item["verdict"], str(item["platform"]),
-                                 _digests(item["frames"]), _digests(item.get("scenes", ())))
+            return {canonical_key(key, self.path): _pending(key, item, self.path)
                     for key, item in data["readings"].items()}
         except NanoframesError:
             raise
@@ -195,6 +203,23 @@ class Source:
 
     def scene(self, digest: str) -> bytes | None:
         return self.read(f"{SCENES}/{digest}.z", MAX_FRAME)
+
+
+def _pending(key: str, item: Any, path: Path) -> Pending:
+    """One reading as a person would have typed it: its verdict a known kind, its
+    platform a valid tag (platforms.valid_tag), its digests 64 hex digits."""
+    from .platforms import valid_tag
+
+    verdict = item["verdict"]
+    if not isinstance(verdict, dict) or verdict.get("verdict") not in {k.value for k in Kind}:
+        raise ValueError(f"{key}: 'verdict' must be an object naming a known verdict")
+    platform = item["platform"]
+    try:
+        valid_tag(platform, f"{key}: platform tag")
+    except NanoframesError as exc:
+        raise NanoframesError(exc.code, exc.message, path) from None
+    return Pending(key, Entry.from_json(key, item["entry"], path), verdict, platform,
+                   _digests(item["frames"]), _digests(item.get("scenes", ())))
 
 
 def _digests(values) -> tuple[str, ...]:
@@ -210,7 +235,7 @@ def _digests(values) -> tuple[str, ...]:
 
 def load(root: Path, source: Path | None = None) -> tuple[Source, dict[str, Pending]]:
     """The pending readings of ``source`` (default: the project's own)."""
-    found = Source(source if source is not None else local_dir(root))
+    found = Source(source if source is not None else local_dir(root), own=source is None)
     return found, found.readings()
 
 

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NanoframesError
+from ..keys import canonical_key
 from .ledger import Entry, Ledger, is_test_key
 from .verdict import (
     Kind,
@@ -81,7 +82,17 @@ def stale_keys(ledger: Ledger, root: Path, seen: Iterable[str]) -> list[str]:
     the configured globs stay: their file is still there)."""
     seen = set(seen)
     return sorted(key for key in ledger.entries  # a test's entry: the plugin judges it
-                  if key not in seen and not is_test_key(key) and not (root / key).is_file())
+                  if key not in seen and not is_test_key(key) and not _inside(root, key))
+
+
+def _inside(root: Path, key: str) -> bool:
+    """The composition file a (canonical) key names exists inside the project (a
+    link out of it names nothing the ledger may keep)."""
+    path = Path(root) / canonical_key(key)
+    try:
+        return path.is_file() and path.resolve().is_relative_to(Path(root).resolve())
+    except (OSError, ValueError, RuntimeError):
+        return False
 
 
 def plan_record(ledger: Ledger, fresh: Mapping[str, Entry], *, force: bool = False,

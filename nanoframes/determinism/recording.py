@@ -29,6 +29,7 @@ from filelock import FileLock, Timeout
 from ..config import marked_root, state_dir
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
+from ..keys import canonical_key
 from .ledger import (
     SEAL_BROKEN,
     Entry,
@@ -192,7 +193,8 @@ def read_for_recording(path: Path, force: bool) -> tuple[Ledger, NanoframesError
             raise
         if exc.code == "ledger-conflict":
             return _merged_conflict(path, exc), exc
-        if exc.code == "ledger-invalid" and exc.message.endswith(SEAL_BROKEN):
+        if exc.code == "key-invalid" or (exc.code == "ledger-invalid"
+                                         and exc.message.endswith(SEAL_BROKEN)):
             try:
                 ledger = read_ledger(path, skip_corrupt=True)
             except NanoframesError:
@@ -215,6 +217,8 @@ def commit(path: Path, fresh: Mapping[str, Entry], *, force: bool = False,
     With ``platform`` (a tag) the readings are recorded as that platform's entries.
     """
     path = Path(path)
+    for key in fresh:  # every key written passes the one canonical check (nanoframes/keys.py)
+        canonical_key(key, path)
     with locked(path):
         ledger, unreadable = read_for_recording(path, force)
         plan = plan_record(ledger, fresh, force=force, root=root, seen=seen,

@@ -14,7 +14,6 @@ from pathlib import Path
 from ..config import Config
 from ..determinism.ledger import Ledger
 from ..determinism.pending import Pending, Source
-from ..determinism.verdict import Kind
 from .html import anchor_of
 
 CHOICES = "[a]ccept  [r]eject  [s]kip  [o]pen in the report  [q]uit"
@@ -22,45 +21,75 @@ CHOICES = "[a]ccept  [r]eject  [s]kip  [o]pen in the report  [q]uit"
 
 def shown_lines(item: Pending, ledger: Ledger, config: Config,
                 store_root: Path | None) -> list[str]:
-    """The item as a person reviews it."""
-    from ..determinism.policy import reading_of, verdict_from_json
+    """The item as a person reviews it: the verdict this machine computes against
+    its own ledger (``acceptance.judged``), the moved inputs in words and the pixel
+    line from the store (the reading's frames, verified: ``verify``), when it
+    moved. Nothing the reading carries as text (its verdict line, its pixel or
+    opinion lines) is shown: an artifact's words cannot tell a reviewer anything."""
+    from ..determinism.acceptance import judged
+    from ..determinism.policy import reading_of
     from .words import accepting_lines
 
-    verdict = verdict_from_json(item.verdict)
-    lines = [item.verdict.get("line") or f"{item.kind.value.upper()} {item.key}"]
-    # The pixel line the check measured (on the machine that read it, for --from).
-    summary = (item.verdict.get("evidence") or {}).get("summary")
-    if summary:
-        lines.append(f"  pixels: {summary}")
+    verdict = judged(item, ledger)
+    lines = [verdict.line()]
     recorded = ledger.entries.get(item.key)
-    if recorded is not None:  # the moved inputs in words (and, else, the store's pixels)
-        lines += [line for line in accepting_lines(
-            verdict, recorded, reading_of(item.key, item.entry), config, store_root)[1:]
-            if not (summary and line.startswith("  pixels: "))]
-    if verdict.opinion_line:  # what the check's second opinion said (second_opinion.py)
-        lines.append(f"  {verdict.opinion_line}")
+    if recorded is not None:  # the moved inputs in words and the store's pixels
+        lines += accepting_lines(verdict, recorded, reading_of(item.key, item.entry), config,
+                                 store_root)[1:]
     if verdict.time_line:
         lines.append(f"  {verdict.time_line}")
-    lines.append(f"  read on {item.platform}")
+    lines.append(f"  read on {item.platform}")  # a valid tag (pending._pending)
     return lines
 
 
-def is_regression(item: Pending) -> bool:
-    """A regression is accepted only after a second, explicit confirmation."""
-    return item.kind is Kind.REGRESSION
+def verify(item: Pending, source: Source, store_root: Path | None, elsewhere: bool
+           ) -> str | None:
+    """Why the reading cannot be accepted as its frames stand (shown before its
+    lines), else None; a reading from elsewhere has its frames decoded, hashed and
+    kept in the store first, so the pixel line is drawn from verified frames."""
+    from ..determinism.acceptance import verify_frames
+
+    return verify_frames(item, source, store_root, carried=elsewhere)
 
 
-def report_of(source: Source) -> str | None:
-    """The page of the check that read them: named in the readings, else an HTML
-    file beside an artifacts folder's ``pending/``."""
-    if source.report:
-        return source.report
-    if source.path.is_dir():
-        pages = sorted(source.path.parent.glob("*.html"))
-        if pages:
-            return pages[0].absolute().as_uri()
+def is_regression(item: Pending, ledger: Ledger) -> bool:
+    """A regression (as judged here) is accepted only after a second, explicit
+    confirmation."""
+    from ..determinism.acceptance import judged
+    from ..determinism.verdict import Kind
+
+    return judged(item, ledger).kind is Kind.REGRESSION
+
+
+def report_of(source: Source, root: Path) -> Path | None:
+    """The HTML page of the check that read them, only where it is an ``.html``
+    file inside the readings' folder: the project (``root``) for its own readings,
+    the artifacts folder (the one holding ``pending/``) for ``--from``. The page a
+    reading names is used only as a path to look for there; a zip names none."""
+    from urllib.parse import unquote, urlparse
+
+    if source.own:
+        folder = Path(root)
+    elif source.path.is_dir():
+        folder = source.path.parent if source.path.name == "pending" else source.path
+    else:
+        return None
+    candidates = []
+    if isinstance(source.report, str) and source.report.startswith("file:"):
+        candidates.append(Path(unquote(urlparse(source.report).path)))
+    if not source.own:
+        candidates += sorted(folder.glob("*.html"))
+    inside = Path(folder).resolve()
+    for page in candidates:
+        try:
+            page = page.resolve()
+            if page.suffix == ".html" and page.is_relative_to(inside) and page.is_file():
+                return page
+        except (OSError, ValueError, RuntimeError):
+            continue
     return None
 
 
-def section_link(report: str, key: str) -> str:
-    return f"{report}#{anchor_of(key)}"
+def section_link(report: Path, key: str) -> str:
+    """A ``file:`` URI of the page, at the item's anchor (letters, digits, ``._-``)."""
+    return f"{Path(report).absolute().as_uri()}#{anchor_of(key)}"
