@@ -158,3 +158,80 @@ def test_review_what_ci_saw(tmp_path: Path, other_build: Path) -> None:  # noqa:
     assert list(entries(root)["films/a.nf.svg"]["platforms"]) == ["linux-ci"]
     assert "films/a.nf.svg" in json.loads(
         (ci / "art" / "pending" / "readings.json").read_text())["readings"]
+
+
+def _ci_artifacts(tmp_path: Path) -> tuple[Path, Path]:
+    """A recorded project, and a CI run's artifacts (with its page) of a check where
+    a.nf.svg CHANGED (the same edit made here, so it is not stale)."""
+    root = cli_project(tmp_path / "p")
+    assert nf(root, "digest", "--record").returncode == 0
+    ci = tmp_path / "ci"
+    shutil.copytree(root, ci)
+    for project in (ci, root):
+        write_film(project, "a", "#00cc00")
+    done = nf(ci, "digest", "--check", "films/a.nf.svg", "--artifacts", "art",
+              "--html", "art/index.html")
+    assert done.returncode == 1, done.stdout + done.stderr
+    return root, ci / "art"
+
+
+def test_review_shows_what_it_computed_never_the_artifacts_line(tmp_path: Path) -> None:
+    """The reading says MATCH after clearing the screen; review shows the CHANGED it
+    computes against this ledger from the verified frames, and prints no escape."""
+    root, art = _ci_artifacts(tmp_path)
+    path = art / "pending" / "readings.json"
+    doc = json.loads(path.read_text())
+    verdict = doc["readings"]["films/a.nf.svg"]["verdict"]
+    verdict["line"] = "\x1b[2J\x1b[HMATCH films/a.nf.svg: match (nothing to review: press a)"
+    verdict["evidence"] = {"summary": "\x1b]52;c;cHduZWQ=\x07nothing differs"}
+    path.write_text(json.dumps(doc))
+    child = spawn(root, "--from", str(art))
+    child.expect("CHANGED films/a.nf.svg: changed, source changed")
+    child.expect("pixels: 2 of 2 frames differ")  # from the frames, decoded and hashed
+    child.expect(CHOICES)
+    seen = child.before
+    child.send("s")
+    assert finish(child) == 0
+    assert "\x1b" not in seen and "MATCH" not in seen and "nothing differs" not in seen
+
+
+def test_open_gives_the_browser_only_a_page_inside_the_artifacts(tmp_path: Path) -> None:
+    """A reading's ``report`` is never handed to the browser: an option-like string
+    is ignored, and the page opened is the artifacts folder's own ``.html``."""
+    root, art = _ci_artifacts(tmp_path)
+    path = art / "pending" / "readings.json"
+    doc = json.loads(path.read_text())
+    doc["report"] = "--renderer-cmd-prefix=/bin/sh -c 'touch /tmp/owned'"
+    path.write_text(json.dumps(doc))
+    opened = tmp_path / "opened.txt"
+    browser = tmp_path / "browser.sh"
+    browser.write_text(f"#!/bin/sh\nprintf '%s\\n' \"$@\" > {opened}\n")
+    browser.chmod(0o755)
+    child = spawn(root, "--from", str(art), BROWSER=str(browser))
+    child.expect(CHOICES)
+    child.send("o")
+    child.expect("opening (file://[^\r\n]+)")
+    link = child.match.group(1)
+    child.expect(CHOICES)
+    child.send("q")
+    assert finish(child) == 0
+    assert link == (art / "index.html").resolve().as_uri() + "#k-films-a.nf.svg"
+    for _ in range(100):
+        if opened.exists():
+            break
+        time.sleep(0.1)
+    assert opened.read_text().splitlines() == [link]
+
+
+def test_an_arrow_key_answers_nothing(tmp_path: Path) -> None:
+    """Single keys: an escape sequence (arrow up, ESC [ A) is read whole, never as
+    its last letter ``A`` (accept)."""
+    root, art = _ci_artifacts(tmp_path)
+    before = entries(root)
+    child = spawn(root, "--from", str(art))
+    child.expect(CHOICES)
+    child.send("\x1b[A")
+    child.expect("type a, r, s, o or q")
+    child.send("q")
+    assert finish(child) == 0
+    assert entries(root) == before
