@@ -156,3 +156,27 @@ def test_a_tar_member_name_with_escapes(tmp_path: Path) -> None:
         tar.addfile(info, io.BytesIO(data))
     status, text = raw(root, "store", "--import", str(archive))
     harmless(text)
+
+
+def test_the_plugin_shows_a_hostile_ledger_key_harmlessly(tmp_path: Path) -> None:
+    root = cli_project(tmp_path / "p")
+    assert nf(root, "digest", "--record").returncode == 0
+    path = root / "tests" / "digests.json"
+    doc = json.loads(path.read_text())
+    doc["compositions"][f"films/{TITLE}.nf.svg"] = doc["compositions"]["films/b.nf.svg"]
+    path.write_text(json.dumps(doc, indent=2))
+    status, text = raw(root, "--nf-check", "films", "tests", command=PYTEST)
+    assert status != 0 and "key-invalid" in harmless(text), text
+
+
+def test_the_markdown_summary_keeps_names_in_code_spans() -> None:
+    from nanoframes.determinism.verdict import Kind, Verdict
+    from nanoframes.evidence.summary import markdown
+
+    verdicts = [Verdict("films/a`b|c.nf.svg", Kind.CHANGED, reasons=("source changed",)),
+                Verdict("films/``x", Kind.ERROR,
+                        error=f"films/``x: error[file-missing]: <img src=x>{TITLE}")]
+    text = harmless(markdown(verdicts))
+    assert "| ``films/a`b\\|c.nf.svg`` |" in text, text
+    assert "| ```films/``x``` |" in text and "```films/``x: error[file-missing]: <img src=x>" \
+        "\\x1b]0;pwned\\x07```" in text, text
