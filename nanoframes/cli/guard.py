@@ -27,6 +27,7 @@ import contextlib
 import os
 import signal
 
+from ..shown import shown
 from . import interrupt
 
 # Fatal signals: a crash. Any other death (SIGKILL from the OOM killer, a signal
@@ -91,7 +92,7 @@ def _wait(pid: int, crashes: str, before) -> None:
         if sig in _CRASHES:
             line = _crash_line(os.path.join(crashes, str(pid)), sig)
             _remove(crashes)
-            _write(f"nanoframes: {line}\n".encode())
+            _write(f"nanoframes: {shown(line, lines=False)}\n".encode("utf-8", "replace"))
             os._exit(2)
         _remove(crashes)
         if not received:  # killed from outside: end the same way

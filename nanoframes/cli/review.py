@@ -12,8 +12,8 @@ from .store import add_store_args, store_path
 
 EPILOG = """\
 For each pending reading (kept by the last check, or those of a CI run's
-artifacts with --from): its verdict, the moved inputs in words, the pixel line
-and when it moved; then
+artifacts with --from): its verdict as computed against your ledger, the moved
+inputs in words, the pixel line and when it moved; then one key (no Enter):
 
   a  accept: write it into the ledger (a regression asks again; a reading under
      another toolchain than the primary's may become a platform entry)
