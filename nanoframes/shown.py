@@ -5,7 +5,7 @@ A file name, a ledger key, an element id, a face's family name, a CI artifact's
 verdict line or a tar member's name may hold an escape sequence: ``ESC ] 0 ;``
 sets the terminal's title, ``ESC ] 52`` writes the clipboard, ``ESC [ 2 J``
 clears the screen (docs/review.md). Shown here, each such character is written
-as its escape (``\\x1b``, ``\\x9b``, ``\\u202e``), so nothing reaches the terminal
+as its escape (``\\x1b``, ``\\u009b``, ``\\u202e``), so nothing reaches the terminal
 that it would act on, and the reviewer sees that the name holds it.
 
 Made visible: C0 controls (tab and, where the text is lines, newline are kept),
@@ -33,8 +33,11 @@ _UNSAFE_LINE = re.compile(f"[\x00-\x08\x0a-\x1f\x7f-\x9f{_FORMAT}]")
 
 
 def _escape(match: re.Match[str]) -> str:
+    # C0 as \x1b; DEL and above as \u009b: JSON's own escape, so a JSON document
+    # printed with ensure_ascii=False (which leaves those raw) stays valid and reads
+    # back as it was (JSON already escapes every C0 control itself)
     code = ord(match.group())
-    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
+    return f"\\x{code:02x}" if code < 0x7F else f"\\u{code:04x}"
 
 
 def shown(text: object, *, lines: bool = True) -> str:
