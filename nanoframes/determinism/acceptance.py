@@ -218,8 +218,6 @@ def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path
         if wrong:
             out.refused.append(f"{item.key}: {wrong}")
             continue
-        if not from_elsewhere and store_root is not None:
-            _keep_frames(item, source, store_root)  # the check's own: those it kept
         groups.setdefault(tag, {})[item.key] = item.entry
     shown = {key: verdict.summary() for key, verdict in verdicts.items()}
     for tag, fresh in sorted(groups.items(), key=lambda kv: kv[0] or ""):
