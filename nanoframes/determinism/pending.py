@@ -212,10 +212,10 @@ def _pending(key: str, item: Any, path: Path) -> Pending:
 
     verdict = item["verdict"]
     if not isinstance(verdict, dict) or verdict.get("verdict") not in {k.value for k in Kind}:
-        raise ValueError(f"{key}: 'verdict' must be an object naming a known verdict")
+        raise ValueError(f"{key!r}: 'verdict' must be an object naming a known verdict")
     platform = item["platform"]
     try:
-        valid_tag(platform, f"{key}: platform tag")
+        valid_tag(platform, f"{key!r}: platform tag")
     except NanoframesError as exc:
         raise NanoframesError(exc.code, exc.message, path) from None
     return Pending(key, Entry.from_json(key, item["entry"], path), verdict, platform,
