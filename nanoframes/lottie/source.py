@@ -193,12 +193,12 @@ def _book(project_root: Path | None):
 
 
 def _projected(tree: dict, images) -> dict:
-    """``tree`` with each inlined image's data replaced by its digest."""
-    digests = {name: sha for name, sha, _ in images}
+    """``tree`` with each inlined image's data left out (its bytes are ``media``)."""
+    ids = {name for name, _, _ in images}
     out = dict(tree)
     out["assets"] = [
-        {**a, "p": "sha256:" + digests[str(a.get("id"))]}
-        if isinstance(a, dict) and str(a.get("id")) in digests and "layers" not in a else a
+        {**a, "p": "(media)"}
+        if isinstance(a, dict) and str(a.get("id")) in ids and "layers" not in a else a
         for a in tree.get("assets") or []]
     return out
 
