@@ -133,7 +133,8 @@ def test_precomp_fan_out_bomb_refused():
 
 
 def test_repeater_and_layer_counts():
-    big = g.animation(layers=[g.shape_layer(shapes=[g.group(g.rect(), g.fill(), g.repeater(10**6))])])
+    huge = g.group(g.rect(), g.fill(), g.repeater(10**6))
+    big = g.animation(layers=[g.shape_layer(shapes=[huge])])
     assert "copies" in _refused(big, "lottie-too-large")
     ok = g.animation(layers=[g.shape_layer(shapes=[g.group(g.rect(), g.fill(), g.repeater(50))])])
     lottie_from_bytes(g.dumps(ok), "a.json")

@@ -120,8 +120,27 @@ def check_parenting(comp: str | None, layers: list, file: Path) -> None:
             node = parents.get(node)
 
 
+def check_types(tree: dict, file: Path) -> None:
+    """The top-level lists and objects the reader walks have their types."""
+    expected = {"layers": list, "assets": list, "markers": list, "chars": list, "fonts": dict}
+    for key, kind in expected.items():
+        if key in tree and not isinstance(tree[key], kind):
+            what = "a list" if kind is list else "an object"
+            raise NanoframesError("lottie-invalid", f"{key!r} is not {what}", file)
+    if "fonts" in tree and not isinstance(tree["fonts"].get("list", []), list):
+        raise NanoframesError("lottie-invalid", "'fonts.list' is not a list", file)
+    for key in ("assets", "markers", "chars"):
+        if any(not isinstance(item, dict) for item in tree.get(key, [])):
+            raise NanoframesError("lottie-invalid", f"an item of {key!r} is not an object", file)
+    for asset in tree.get("assets", []):
+        if "layers" in asset and not isinstance(asset["layers"], list):
+            raise NanoframesError("lottie-invalid", f"precomposition "
+                                  f"{str(asset.get('id'))[:40]!r}: 'layers' is not a list", file)
+
+
 def check_structure(tree: dict, file: Path) -> None:
     """Layer counts, parenting and precomposition cycles, repeaters, easing, text size."""
+    check_types(tree, file)
     lists = _layer_lists(tree)
     written = sum(len(layers) for _, layers in lists)
     if written > MAX_LAYERS:
