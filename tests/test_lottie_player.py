@@ -204,7 +204,8 @@ def test_threads_are_pinned_for_lottie():
         data = lottie_from_bytes(g.dumps(doc), "t.json").document
         {setup}
         p.load(data, "k")
-        print(raster._engine_threads, hashlib.sha256(p.draw(0, 200, 100, b"s").tobytes()).hexdigest())
+        view = p.draw(0, 200, 100, b"s")
+        print(raster._engine_threads, hashlib.sha256(view.tobytes()).hexdigest())
     """
     player_first = _run(script.format(setup="p = L.get_player()"), NANOFRAMES_THORVG_THREADS="2")
     assert player_first.returncode == 0, player_first.stderr
