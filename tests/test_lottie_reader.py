@@ -96,6 +96,11 @@ def test_fractional_range_rounds_up():
     source = lottie_from_bytes(g.dumps(g.animation(ip=0, op=59.5)), "a.json")
     assert source.frame_count == 60 and source.frame_number(59) == 59.0
     assert lottie_from_bytes(g.dumps(g.animation(ip=2, op=62)), "a.json").frame_count == 60
+    # After Effects at 29.97 fps: op 301.000012 is 301 frames (ThorVG's float32 count)
+    noisy = g.animation(ip=0, op=301.000012, fr=29.97, markers=[("m", 16.0000006, 10)])
+    read = lottie_from_bytes(g.dumps(noisy), "a.json")
+    assert read.frame_count == 301 and read.markers == {"m": (16, 26)}
+    _refused(g.animation(ip=0, op=0.0005), "lottie-range")
     with pytest.raises(NanoframesError) as info:
         source.frame_number(60)
     assert info.value.code == "frame-range"
@@ -144,10 +149,19 @@ def test_repeater_and_layer_counts():
     _refused(many, "lottie-too-large")
 
 
-def test_null_easing_refused():
+def test_null_easing_dropped_other_malformed_easing_refused():
     doc = g.animation()
-    doc["layers"][0]["ks"]["p"]["k"][0]["i"] = None
-    assert "null" in _refused(doc, "lottie-keyframe")
+    plain = lottie_from_bytes(g.dumps(doc), "a.json").document
+    key = doc["layers"][0]["ks"]["p"]["k"][0]
+    del key["i"], key["o"]
+    without = lottie_from_bytes(g.dumps(doc), "a.json").document
+    key["i"] = key["o"] = None
+    nulls = lottie_from_bytes(g.dumps(doc), "a.json").document
+    assert nulls == without != plain and b'"i":null' not in nulls
+    key["i"] = {"x": [0.5]}
+    assert "without x and y" in _refused(doc, "lottie-keyframe")
+    key["i"] = 5
+    _refused(doc, "lottie-keyframe")
 
 
 def test_images_inlined_and_identified(proj):
@@ -220,6 +234,14 @@ def test_dotlottie_bounds():
     _refused(_zip({"animations/a.json": anim, "animations/b.json": anim}), "lottie-archive",
              name="a.lottie")
     lottie_from_bytes(_zip({"animations/a.json": anim}), "a.lottie")  # one animation, no manifest
+    # dotLottie 2 folders; a bare image name is looked up in the image folder
+    bare = g.animation(layers=[g.image_layer("img")], assets=[g.image_asset("img", "a.png",
+                                                                            folder="")])
+    manifest = json.dumps({"version": "2", "animations": [{"id": "Main Scene"}]}).encode()
+    for images in ("images/", "i/"):
+        read = lottie_from_bytes(_zip({"manifest.json": manifest, "a/Main Scene.json":
+                                       g.dumps(bare), f"{images}a.png": g.png()}), "a.lottie")
+        assert read.media_items()[0][0] == "img"
     doc = _doc_with_image("/images/")
     _refused(g.dotlottie(g.dumps(doc), {}), "image-missing", name="a.lottie")
     doc["assets"][0]["p"] = "../manifest.json"

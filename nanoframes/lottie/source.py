@@ -205,10 +205,9 @@ def _projected(tree: dict, images) -> dict:
 
 def _markers(tree: dict, timing: checks.Timing):
     """Markers as film frame ranges ``[start, end)``: the frames ``i`` with
-    ``tm <= ip + i < tm + dr`` (``i`` over the whole film). Markers that give no
+    ``tm <= ip + i < tm + dr`` (``i`` over the whole film; the same thousandth of a
+    frame forgiven as for ``op``). Markers that give no
     frames, or a name given twice, are kept out (``skipped``, with the reason)."""
-    import math
-
     found: dict[str, tuple[int, int]] = {}
     skipped: dict[str, str] = {}
     for item in tree.get("markers") or []:
@@ -219,8 +218,8 @@ def _markers(tree: dict, timing: checks.Timing):
         if tm is None or dr is None or dr <= 0:
             skipped[name] = "its duration dr is not a positive number"
             continue
-        start = max(0, math.ceil(tm - timing.ip))
-        end = min(timing.frame_count, math.ceil(tm + dr - timing.ip))
+        start = max(0, checks.frames_below(tm - timing.ip))
+        end = min(timing.frame_count, checks.frames_below(tm + dr - timing.ip))
         if name in found or name in skipped:
             skipped[name] = "the name is given to two markers"
             found.pop(name, None)
