@@ -94,8 +94,9 @@ def _check_read(source) -> None:
     while stack:
         node = stack.pop()
         if isinstance(node, dict):
-            if "t" in node and ("s" in node or "i" in node):
-                assert node.get("i", 0) is not None and node.get("o", 0) is not None
+            for key in node.get("k") if isinstance(node.get("k"), list) else []:
+                if isinstance(key, dict) and isinstance(key.get("t"), (int, float, str)):
+                    assert key.get("i", 0) is not None and key.get("o", 0) is not None
             if node.get("ty") == "rp" and isinstance(node.get("c"), dict):
                 k = node["c"].get("k")
                 if isinstance(k, (int, float, str)) and not isinstance(k, bool):

@@ -162,6 +162,11 @@ def test_null_easing_dropped_other_malformed_easing_refused():
     assert "without x and y" in _refused(doc, "lottie-keyframe")
     key["i"] = 5
     _refused(doc, "lottie-keyframe")
+    # a gradient fill has "t" (its type), "s" (start) and "o" (opacity): no keyframe
+    gradient = {"ty": "gf", "t": 1, "s": g.static([0, 0]), "e": g.static([10, 0]),
+                "o": g.static(100), "g": {"p": 2, "k": g.static([0, 1, 0, 0, 1, 0, 0, 1])}}
+    lottie_from_bytes(g.dumps(g.animation(layers=[g.shape_layer(
+        shapes=[g.group(g.rect(), gradient)])])), "a.json")
 
 
 def test_images_inlined_and_identified(proj):
@@ -307,3 +312,18 @@ def test_describe_changes_names_layer_and_path():
     lines = describe_changes(lottie_from_bytes(g.dumps(many), "a.json").document,
                              lottie_from_bytes(g.dumps(moved), "a.json").document)
     assert len(lines) == 12 and lines[-1] == "... and 28 more differences"
+
+
+def test_every_code_is_documented():
+    import re
+
+    root = Path(__file__).resolve().parents[1]
+    sources = [*sorted((root / "nanoframes" / "lottie").glob("*.py")),
+               root / "nanoframes" / "engine" / "lottie.py"]
+    codes = set()
+    for path in sources:
+        codes.update(re.findall(r'NanoframesError\(\s*"([a-z-]+)"', path.read_text()))
+    codes.add("render-timeout")
+    documented = (root / "docs" / "errors.md").read_text(encoding="utf-8")
+    assert len(codes) > 15
+    assert not sorted(c for c in codes if f"`{c}`" not in documented)

@@ -218,8 +218,11 @@ def _walk(tree: dict, file: Path) -> None:
             if most > MAX_REPEATER_COPIES:
                 raise NanoframesError("lottie-too-large", f"a repeater asks for {most:g} copies;"
                                       f" the limit is {MAX_REPEATER_COPIES}", file)
-        if number(node.get("t")) is not None and ("s" in node or "i" in node or "o" in node):
-            _easing(node, file)
+        keys = node.get("k")
+        if isinstance(keys, list):  # an animated property's keyframes
+            for key in keys:
+                if isinstance(key, dict) and number(key.get("t")) is not None:
+                    _easing(key, file)
         code = node.get("x")
         if isinstance(code, str) and not isinstance(code, Number):
             expression_chars += len(code)

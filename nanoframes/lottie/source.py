@@ -101,7 +101,7 @@ class LottieSource:
         for face in self.faces:
             data = read_regular(face.path)
             if hashlib.sha256(data).hexdigest() != face.sha256:
-                raise NanoframesError("edited-while-drawn", f"face {face.path.name} changed "
+                raise NanoframesError("input-changed", f"face {face.path.name} changed "
                                       "while the film was drawn", self.path)
             out.append((face.name, data))
         return out
