@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 from nanoframes.errors import NanoframesError
 from nanoframes.lottie import lottie_from_bytes
 from nanoframes.lottie.checks import MAX_REPEATER_COPIES
-from nanoframes.lottie.jsontext import canonical, parse
+from nanoframes.lottie.jsontext import Number, canonical, parse
 
 FAST = settings(max_examples=120, deadline=None,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
@@ -95,7 +95,7 @@ def _check_read(source) -> None:
         node = stack.pop()
         if isinstance(node, dict):
             for key in node.get("k") if isinstance(node.get("k"), list) else []:
-                if isinstance(key, dict) and isinstance(key.get("t"), (int, float, str)):
+                if isinstance(key, dict) and isinstance(key.get("t"), Number):
                     assert key.get("i", 0) is not None and key.get("o", 0) is not None
             if node.get("ty") == "rp" and isinstance(node.get("c"), dict):
                 k = node["c"].get("k")
