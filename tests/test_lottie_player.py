@@ -182,6 +182,16 @@ def test_player_reads_what_the_reader_read(player):
     assert source.markers["a"] == (5, 25)  # film frames: relative to ip
 
 
+def test_a_marker_film_draws_the_frames_of_the_whole_film(player):
+    doc = g.dumps(g.animation(markers=[("middle", 20, 10)]))
+    whole = lottie_from_bytes(doc, "t.json")
+    middle = lottie_from_bytes(doc, "t.json", marker="middle")
+    assert middle.frame_count == 10 and hash(middle) != hash(whole)
+    part = [_digest(draw_frame(middle, i, player=player)) for i in range(10)]
+    assert part == [_digest(draw_frame(whole, 20 + i, player=player)) for i in range(10)]
+    assert middle.scene(0) == whole.scene(20)
+
+
 def test_text_and_images_draw(tmp_path, player):
     (tmp_path / "pyproject.toml").write_text("")
     (tmp_path / "images").mkdir()

@@ -59,6 +59,10 @@ class LottieSource:
     projection_sha256: str = ""
     skipped_markers: dict[str, str] = field(default_factory=dict)  # name -> why not a film
 
+    def __hash__(self) -> int:  # the markers dict aside: a source names one film
+        return hash((str(self.path), self.projection_sha256, self.identity_parts()["media"],
+                     self.marker, self.offset, self.frame_count))
+
     # -- frames -------------------------------------------------------------------
 
     def frame_number(self, index: int) -> float:
