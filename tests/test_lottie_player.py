@@ -290,6 +290,12 @@ def test_an_expression_that_never_ends_is_render_timeout(tmp_path):
     crash = site.find_crash(tmp_path)
     assert crash.code == "render-timeout" and crash.frame == 2
     assert "per-frame time limit" in crash.line()
+    # the command's guard reports the record with the code the crash carries
+    from nanoframes.cli.guard import _crash_line
+
+    assert _crash_line(str(tmp_path / str(crash.pid)), signal.SIGABRT) == (
+        "loop.json: error[render-timeout]: drawing frame 2 ran past the per-frame time "
+        "limit (an expression that does not end?); the process was stopped")
 
 
 def test_frame_limit_setting_is_checked(monkeypatch):
