@@ -171,6 +171,50 @@ def test_thorvg_ignores_requests_within_0_0009(player):
     assert _draw(player, doc, 5) == _draw(player, doc, 5)
 
 
+def test_null_easing_reads_uninitialised_memory_unless_dropped():
+    script = """
+        import hashlib, json, os, sys, lottie_gen as g
+        from nanoframes.engine import lottie as L
+        from nanoframes.lottie import lottie_from_bytes
+        doc = g.animation()
+        for key in doc["layers"][0]["ks"]["p"]["k"]:
+            key["i"] = key["o"] = None
+        raw = json.dumps(doc).encode()
+        data = raw if sys.argv[1] == "raw" else lottie_from_bytes(raw, "t.json").document
+        heap = [bytearray(os.urandom(64)) for _ in range(int(sys.argv[2]))]
+        p = L.get_player()
+        p.load(data, "k")
+        print(hashlib.sha256(p.draw(15, 200, 100, b"s").tobytes()).hexdigest())
+    """
+    def drawn(kind: str, allocations: int) -> str:
+        out = subprocess.run([sys.executable, "-c", textwrap.dedent(script), kind,
+                              str(allocations)], cwd=ROOT, capture_output=True, text=True,
+                             timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    # designed out: the handles are dropped, so the keyframes ease linearly, always
+    drops = {drawn("read", n) for n in (0, 1, 50)}
+    assert len(drops) == 1
+    # the hazard: the file as written draws a point ThorVG never set, which varies
+    # from process to process (measured: 3 different frames in 12 processes, the
+    # linear one in 8); 20 processes all drawing the linear one is a 1-in-3,000 event
+    assert any(drawn("raw", n) not in drops for n in range(20))
+
+
+def test_thorvg_opens_any_path_nanoframes_never_hands_it_one(tmp_path, player):
+    (tmp_path / "red.png").write_bytes(g.png(rgba=(255, 0, 0, 255)))
+    doc = g.animation(layers=[g.image_layer("img")], assets=[
+        g.image_asset("img", str(tmp_path / "red.png"), folder="")])
+    raw = json.dumps(doc).encode()
+    player.load(raw, "raw")
+    # the hazard: ThorVG reads an absolute path (from outside any project) and draws it
+    assert player.draw(0, 200, 100, b"s")[5, 5].tolist() == [255, 0, 0, 255]
+    with pytest.raises(NanoframesError) as info:
+        lottie_from_bytes(raw, "t.json", tmp_path / "project")
+    assert info.value.code == "image-outside"
+
+
 def test_player_reads_what_the_reader_read(player):
     doc = g.animation(ip=5, op=65.5, fr=25, markers=[("a", 10, 20)])
     source = lottie_from_bytes(g.dumps(doc), "t.json")
