@@ -226,6 +226,17 @@ def test_player_reads_what_the_reader_read(player):
     assert source.markers["a"] == (5, 25)  # film frames: relative to ip
 
 
+def test_film_frames_count_from_ip(player):
+    doc = g.animation(ip=10, op=70, layers=[g.shape_layer(
+        position=g.keyed((10, [20, 50, 0]), (40, [170, 50, 0])), op=70)])
+    source = lottie_from_bytes(g.dumps(doc), "t.json")
+    ink = []
+    for index in (0, 30):  # the keyframes' times, 10 and 40, less ip
+        row = draw_frame(source, index, player=player)[50, :, 3]
+        ink.append((int(row.nonzero()[0].min()), int(row.nonzero()[0].max())))
+    assert ink == [(0, 39), (150, 189)]  # the 40 px box centred on x = 20, then 170
+
+
 def test_a_marker_film_draws_the_frames_of_the_whole_film(player):
     doc = g.dumps(g.animation(markers=[("middle", 20, 10)]))
     whole = lottie_from_bytes(doc, "t.json")
