@@ -148,6 +148,14 @@ def test_repeater_and_layer_counts():
     _refused(g.animation(layers=[g.shape_layer(shapes=[nested])]), "lottie-too-large")
     many = g.animation(layers=[g.shape_layer(ind=i) for i in range(10_001)])
     _refused(many, "lottie-too-large")
+    # a precomposition with a repeater of 1,000, used 1,001 times: 1,001,000 copies
+    inner = {"id": "r", "layers": [g.shape_layer(shapes=[g.group(g.rect(), g.fill(),
+                                                                 g.repeater(1000))])]}
+    fan = g.animation(layers=[g.precomp_layer("r", ind=i) for i in range(1, 1002)],
+                      assets=[inner])
+    assert "copies of layers" in _refused(fan, "lottie-too-large")
+    fan["layers"] = fan["layers"][:999]  # 999 + 999 x 1,000 = 999,999 is drawn
+    lottie_from_bytes(g.dumps(fan), "a.json")
 
 
 def test_null_easing_dropped_other_malformed_easing_refused():
