@@ -215,6 +215,17 @@ def test_thorvg_opens_any_path_nanoframes_never_hands_it_one(tmp_path, player):
     assert info.value.code == "image-outside"
 
 
+def test_successive_films_never_show_an_earlier_image(player):
+    # ThorVG can serve a file it loaded before from its cache; inline images of the
+    # same size, one film after another, each draw their own pixels
+    colours = [(255, 0, 0, 255), (0, 0, 255, 255), (0, 255, 0, 255)] * 3
+    for rgba in colours:
+        doc = g.animation(layers=[g.image_layer("img")], assets=[g.image_asset(
+            "img", g.data_uri(g.png(rgba=rgba)), folder="", embedded=1)])
+        view = draw_frame(lottie_from_bytes(g.dumps(doc), "t.json"), 0, player=player)
+        assert view[5, 5].tolist() == list(rgba)
+
+
 def test_player_reads_what_the_reader_read(player):
     doc = g.animation(ip=5, op=65.5, fr=25, markers=[("a", 10, 20)])
     source = lottie_from_bytes(g.dumps(doc), "t.json")
