@@ -191,6 +191,10 @@ def second_opinion_count(text: str) -> int:
     return value
 
 
+# Set by --allow-fallback before any worker starts, so the workers allow it too.
+ALLOW_FALLBACK_ENV = "NANOFRAMES_ALLOW_FALLBACK"
+
+
 @dataclass(frozen=True)
 class Config:
     root: Path

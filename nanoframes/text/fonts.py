@@ -19,6 +19,7 @@ from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..config import ALLOW_FALLBACK_ENV
 from ..errors import NanoframesError
 from .faces import (
     FONT_SUFFIXES,
@@ -64,7 +65,6 @@ _STYLE_ORDER = {
 
 FORMAT_ADVICE = ("has CFF (PostScript) outlines, which ThorVG 1.0.4 does not draw: use a "
                  "TrueType-outline (glyf) build of the face")
-ALLOW_FALLBACK_ENV = "NANOFRAMES_ALLOW_FALLBACK"  # set by --allow-fallback, for workers too
 
 
 @dataclass(frozen=True)
@@ -233,7 +233,9 @@ class FontBook:
                 if why is None:
                     return Resolution(face, False, value, family, tuple(refused))
                 refused.append(why)
-                pool.remove(face)
+                # one line for a format: the family's other CFF faces are passed over too
+                pool = [f for f in pool if f is not face and (why.code != "face-format"
+                                                               or f.name)]
         default = self.default
         bundled = [f for f in self._families[default.family.casefold()] if f.origin == "bundled"]
         return Resolution(self.best(bundled, weight, style), True, value, None, tuple(refused))
