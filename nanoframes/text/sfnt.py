@@ -117,12 +117,13 @@ class Sfnt:
         return height / upem if height > 0 and upem > 0 else None
 
     def weight_and_selection(self) -> tuple[int, int] | None:
-        """``OS/2`` ``usWeightClass`` and ``fsSelection``; None without an ``OS/2`` table."""
+        """``OS/2`` ``usWeightClass`` and ``fsSelection``; None without an ``OS/2`` table
+        or with one too short to hold them (ThorVG never reads it: the face still draws)."""
         if "OS/2" not in self.tables:
             return None
         table = self.table("OS/2")
         if len(table) < 64:
-            raise SfntError("'OS/2' table too short")
+            return None
         return struct.unpack_from(">H", table, 4)[0], struct.unpack_from(">H", table, 62)[0]
 
 
