@@ -237,3 +237,20 @@ def test_a_film_that_drew_with_the_fallback_and_now_its_face_is_changed_fonts(
     line = check.stdout.splitlines()[0]
     assert line.startswith("CHANGED t.nf.svg: changed, fonts changed ("), line
     assert "regression" not in line.lower()
+
+
+def test_the_pytest_item_of_a_film_naming_a_refused_project_face_fails_in_one_line(
+        pytester: pytest.Pytester) -> None:
+    face = _project(pytester.path, "kern", b"")
+    _with_tables(face, kern=_kern(65535))
+    with (pytester.path / "pyproject.toml").open("a") as fh:
+        fh.write('ledger = "tests/digests.json"\n[tool.pytest.ini_options]\n'
+                 'testpaths = ["examples"]\n')
+    (pytester.path / "examples").mkdir()
+    (pytester.path / "t.nf.svg").rename(pytester.path / "examples" / "t.nf.svg")
+    (pytester.path / "tests").mkdir()
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nf-record", "examples")
+    assert result.ret == 1
+    failed = [line for line in result.outlines if line.startswith("ERROR examples/t.nf.svg")]
+    assert len(failed) == 1 and "error[face-rejected]" in failed[0], result.outlines
+    assert str(face.resolve()) in failed[0] and "'kern'" in failed[0]
