@@ -109,3 +109,22 @@ def test_cff_faces_are_named_as_a_format_thorvg_does_not_draw() -> None:
         assert len(res.refused) == 1 and res.refused[0].code == "face-format"
         assert "CFF" in res.refused[0].reason and "ThorVG 1.0.4" in res.refused[0].reason
         assert "TrueType-outline" in res.refused[0].reason
+
+
+def test_a_film_in_a_collection_face_is_keyed_file_ttc_hash_n(tmp_path: Path) -> None:
+    import hashlib
+
+    from nanoframes.bake.baker import Baker
+    from nanoframes.determinism.reading import font_items
+    from nanoframes.model.composition import parse
+
+    book = _book("fonts-wqy-microhei")
+    mono = next(f for f in book.faces if is_collection(f.path) and f.index == 1)
+    path = tmp_path / "t.nf.svg"
+    path.write_text('<svg xmlns="http://www.w3.org/2000/svg" data-width="96" data-height="32" '
+                    'data-fps="10" data-duration="0.1"><text x="2" y="24" '
+                    f'font-family="{mono.family}">漢字 ok</text></svg>')
+    baker = Baker(parse(path, tmp_path), book)
+    assert baker.faces() == [mono]
+    assert font_items(baker) == [
+        ("wqy-microhei.ttc#1", hashlib.sha256(mono.path.read_bytes()).hexdigest())]
