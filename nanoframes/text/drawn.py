@@ -88,35 +88,43 @@ def drawn_copy(data: bytes, index: int = 0) -> bytes:
     missing = [tag for tag in REQUIRED if tag not in tables]
     if missing:
         raise SfntError(f"no {', '.join(repr(t) for t in missing)} table")
-    chosen: dict[str, bytes] = dict(_STUBS)
+    view = memoryview(data)
+    chosen: dict[str, bytes | memoryview] = dict(_STUBS)
     for tag in DRAWN_TABLES:
         if tag in tables:
             offset, length = tables[tag]
             if offset + length > len(data):
                 raise SfntError(f"table {tag!r} runs past the end of the file")
-            chosen[tag] = data[offset:offset + length]
+            chosen[tag] = view[offset:offset + length]
     return _assemble(chosen)
 
 
-def _checksum(block: bytes) -> int:
+def _checksum(block) -> int:
     return int(np.frombuffer(block, dtype=">u4").sum(dtype=np.uint64)) & 0xFFFFFFFF
 
 
-def _assemble(tables: dict[str, bytes]) -> bytes:
+def _assemble(tables: dict) -> bytes:
+    """An sfnt of ``tables`` (tag -> bytes), directory sorted, each table 4-byte
+    aligned and zero-padded, with its checksum (``head``'s counting its
+    ``checkSumAdjustment`` as zero, as the specification says); the bytes of each
+    table as given."""
     tags = sorted(tables, key=lambda t: t.encode("latin-1"))
     count = len(tags)
     power = 1 << (count.bit_length() - 1)
-    header = struct.pack(">4sHHHH", TRUETYPE[0], count, 16 * power,
-                         power.bit_length() - 1, 16 * (count - power))
-    entries, body = [], []
-    offset = 12 + 16 * count
+    places, end = [], 12 + 16 * count
     for tag in tags:
+        places.append(end)
+        end += (len(tables[tag]) + 3) // 4 * 4
+    out = bytearray(end)
+    struct.pack_into(">4sHHHH", out, 0, TRUETYPE[0], count, 16 * power,
+                     power.bit_length() - 1, 16 * (count - power))
+    for n, (tag, at) in enumerate(zip(tags, places)):
         block = tables[tag]
-        padded = block + bytes(-len(block) % 4)
+        out[at:at + len(block)] = block
+        padded = memoryview(out)[at:at + (len(block) + 3) // 4 * 4]
+        total = _checksum(padded)
         if tag == "head" and len(block) >= 12:  # checkSumAdjustment counts as zero
-            padded = padded[:8] + bytes(4) + padded[12:]
-        entries.append(struct.pack(">4sIII", tag.encode("latin-1"), _checksum(padded),
-                                   offset, len(block)))
-        body.append(padded)
-        offset += len(padded)
-    return header + b"".join(entries) + b"".join(body)
+            total = (total - struct.unpack_from(">I", out, at + 8)[0]) & 0xFFFFFFFF
+        struct.pack_into(">4sIII", out, 12 + 16 * n, tag.encode("latin-1"), total, at,
+                         len(block))
+    return bytes(out)
