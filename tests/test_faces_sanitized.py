@@ -254,3 +254,18 @@ def test_the_pytest_item_of_a_film_naming_a_refused_project_face_fails_in_one_li
     failed = [line for line in result.outlines if line.startswith("ERROR examples/t.nf.svg")]
     assert len(failed) == 1 and "error[face-rejected]" in failed[0], result.outlines
     assert str(face.resolve()) in failed[0] and "'kern'" in failed[0]
+
+
+def test_nanoframes_fonts_says_which_faces_are_refused_and_why(tmp_path: Path) -> None:
+    from nanoframes.text.fonts import describe_fonts
+
+    _with_tables(tmp_path / "kern.ttf", kern=_kern(65535))
+    good = tmp_path / "good.ttf"
+    good.write_bytes(bytes(damaged_faces.renamed(
+        damaged_faces.SOURCE.with_name("NotoSans-Bold.ttf").read_bytes())))
+    rows = {r["path"]: r for r in describe_fonts(FontBook(project_dirs=[tmp_path],
+                                                          host_dirs=()))}
+    refused = rows[str(tmp_path / "kern.ttf")]
+    assert not refused["reachable"] and refused["refused"].startswith("face-rejected: ")
+    assert "'kern'" in refused["refused"]
+    assert rows[str(good)]["reachable"] and rows[str(good)]["refused"] is None

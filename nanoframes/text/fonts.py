@@ -333,11 +333,12 @@ def describe_fonts(book: FontBook) -> list[dict]:
     """One row per candidate face, for ``nanoframes fonts``.
 
     ``reachable`` is False for a face an earlier candidate shadows (same
-    family, weight and style), which no ``font-family`` value can select.
+    family, weight and style), which no ``font-family`` value can select, and for
+    a refused face (``refused`` says why: a CFF face, or one that failed the check).
     """
     default = book.faces[0] if book.faces and book.faces[0].origin == "bundled" else None
     rows = []
-    for face in book.faces:
+    for face in (*book.faces, *book.undrawable):
         family, chosen = face.family, None
         for candidate in filter(None, (face.family, book.alias_of(face))):
             if not is_generic(candidate):
@@ -345,8 +346,12 @@ def describe_fonts(book: FontBook) -> list[dict]:
                 if chosen.face == face:
                     family = candidate
                     break
+        refused = next((f"{r.code}: {r.reason}" for r in (chosen.refused if chosen else ())
+                        if r.face == face), None)
+        if not face.name:  # CFF: never drawn, whichever face CSS matching picks
+            refused = f"face-format: {FORMAT_ADVICE}"
         rows.append({
-            "name": face.name,
+            "name": face.name or face.path.stem,
             "family": face.family,
             "weight": face.weight,
             "style": face.style,
@@ -355,5 +360,6 @@ def describe_fonts(book: FontBook) -> list[dict]:
             "selector": family_selector(face, family),
             "default": face == default,
             "reachable": chosen is not None and chosen.face == face and not chosen.fallback,
+            "refused": refused,  # None, or "CODE: why" (a refused face is not reachable)
         })
     return rows
