@@ -269,3 +269,18 @@ def test_nanoframes_fonts_says_which_faces_are_refused_and_why(tmp_path: Path) -
     assert not refused["reachable"] and refused["refused"].startswith("face-rejected: ")
     assert "'kern'" in refused["refused"]
     assert rows[str(good)]["reachable"] and rows[str(good)]["refused"] is None
+
+
+def test_a_face_damaged_after_it_was_resolved_is_not_handed_to_thorvg(tmp_path: Path) -> None:
+    import os
+
+    path = tmp_path / "face.ttf"
+    path.write_bytes(bytes(damaged_faces.renamed(damaged_faces.SOURCE.read_bytes())))
+    res = FontBook(project_dirs=[tmp_path], host_dirs=()).resolve(damaged_faces.FAMILY)
+    assert not res.fallback
+    _with_tables(path, kern=_kern(65535))  # the file changes under the resolution
+    st = path.stat()
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns + 10**9))
+    with pytest.raises(NanoframesError) as caught:
+        face_file(res.face)
+    assert caught.value.code == "face-rejected" and "'kern'" in caught.value.message

@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from ..errors import NanoframesError
 from ..files import open_regular, read_regular
 from .drawn import MAX_COLLECTION_FACES, drawn_copy
 from .sfnt import NameRecord, Sfnt, SfntError, read_face, read_sfnt
@@ -320,8 +321,22 @@ def _drawn_for(key: tuple[str, int, int], index: int) -> bytes:
 
 def face_bytes(face: Face) -> bytes:
     """The bytes ThorVG is handed for ``face``: its drawn copy (:mod:`.drawn`; cached,
-    made again if the file changed). SfntError where the file has no such face."""
-    return _drawn_for(_file_key(face.path), face.index)
+    made again if the file changed), checked (:func:`_checked`)."""
+    return _checked(face, _drawn_for(_file_key(face.path), face.index))
+
+
+def _checked(face: Face, copy: bytes) -> bytes:
+    """``copy``, if it passes the check (cached per copy); the bundled faces are ours.
+    The face was checked when it was resolved; this is the same verdict unless the
+    file changed since, and then ThorVG is not handed what was not checked."""
+    if face.origin != "bundled":
+        from .sanitize import copy_problem
+
+        problem = copy_problem(copy)
+        if problem is not None:
+            raise NanoframesError("face-rejected", f"face {face.path} ({face.family!r}) "
+                                  f"is refused: {problem}", face.path)
+    return copy
 
 
 def face_digest(face: Face) -> str:
@@ -333,4 +348,4 @@ def face_file(face: Face) -> tuple[bytes, str]:
     """The face's drawn copy and the SHA-256 hex of the face FILE, of one file version
     (both cached: a version already hashed is not hashed again)."""
     key = _file_key(face.path)
-    return _drawn_for(key, face.index), _digest_for(key)
+    return _checked(face, _drawn_for(key, face.index)), _digest_for(key)
