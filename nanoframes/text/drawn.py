@@ -19,8 +19,6 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
-
 from .sfnt import SfntError
 
 # What tvgTtfReader.cpp (v1.0.4) reads, in tag order (the copy's directory order).
@@ -100,6 +98,8 @@ def drawn_copy(data: bytes, index: int = 0) -> bytes:
 
 
 def _checksum(block) -> int:
+    import numpy as np  # here: listing faces or printing help never loads NumPy
+
     return int(np.frombuffer(block, dtype=">u4").sum(dtype=np.uint64)) & 0xFFFFFFFF
 
 

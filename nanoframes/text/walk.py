@@ -24,8 +24,6 @@ from __future__ import annotations
 
 import struct
 
-import numpy as np
-
 _U32 = 0xFFFFFFFF
 
 
@@ -121,6 +119,8 @@ def cmap_problem(data: bytes) -> str | None:
 
 
 def _format_12(data: bytes, table: int, glyphs: int) -> str | None:
+    import numpy as np  # here: only a face's check loads NumPy
+
     length = struct.unpack_from(">I", data, table + 4)[0]
     if length < 16 or not _fits(data, table, length):
         return None  # ThorVG maps no character through it
@@ -137,6 +137,8 @@ def _format_12(data: bytes, table: int, glyphs: int) -> str | None:
 
 
 def _format_6(data: bytes, table: int, glyphs: int) -> str | None:
+    import numpy as np  # here: only a face's check loads NumPy
+
     count = _u16(data, table + 8)
     if not _fits(data, table + 6, 4 + 2 * count):
         return None  # ThorVG checks this itself
@@ -147,6 +149,8 @@ def _format_6(data: bytes, table: int, glyphs: int) -> str | None:
 
 
 def _format_4(data: bytes, table: int, glyphs: int) -> str | None:
+    import numpy as np  # here: only a face's check loads NumPy
+
     at = table + 6
     segx2 = _u16(data, at)
     if segx2 & 1 or segx2 == 0:
