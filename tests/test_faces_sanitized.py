@@ -202,6 +202,13 @@ def test_allowing_the_fallback_makes_it_one_warning(tmp_path: Path, how: str) ->
     check = _nanoframes(tmp_path, "check", "t.nf.svg", *flag)
     assert check.returncode == 0, check.stdout
     assert "warning[face-rejected]" in check.stdout and "Values that resolve" not in check.stdout
+    # drawn by worker processes too (they are started before the command line is read)
+    film = tmp_path / "t.nf.svg"
+    film.write_text(film.read_text().replace('data-duration="0.1"', 'data-duration="1"'))
+    digest = _nanoframes(tmp_path, "digest", "t.nf.svg", "-j", "2", *flag)
+    assert digest.returncode == 0, digest.stdout + digest.stderr
+    assert len([line for line in digest.stderr.splitlines()
+                if "warning[face-rejected]" in line]) == 1, digest.stderr
 
 
 def test_a_refused_host_face_stays_a_warning(tmp_path: Path, capsys) -> None:
