@@ -79,7 +79,7 @@ class Refused:
     @property
     def where(self) -> str:
         """The face file's path, with ``#N`` for a face of a collection."""
-        return str(self.face.path) + self.face.label[len(self.face.path.name):]
+        return str(self.face.path.parent / self.face.label)
 
 
 @dataclass(frozen=True)
@@ -175,13 +175,14 @@ class FontBook:
         self._families: dict[str, list[Face]] = {}
         for face in self.faces:
             self._families.setdefault(face.family.casefold(), []).append(face)
-        # Legacy family names (nameID 1, e.g. "DejaVu Sans Condensed" under the
-        # typographic family "DejaVu Sans") select a face when no family has that
-        # name: the only way to reach width variants, as there is no font-stretch.
+        # CFF faces: found and named so text naming them is told why they do not draw.
         self.undrawable: tuple[Face, ...] = tuple(undrawable)
         self._undrawable: dict[str, list[Face]] = {}
         for face in self.undrawable:
             self._undrawable.setdefault(face.family.casefold(), []).append(face)
+        # Legacy family names (nameID 1, e.g. "DejaVu Sans Condensed" under the
+        # typographic family "DejaVu Sans") select a face when no family has that
+        # name: the only way to reach width variants, as there is no font-stretch.
         self._aliases: dict[str, list[Face]] = {}
         self._alias_of: dict[Face, str] = {}
         for face, legacy in zip(self.faces, legacies):
