@@ -192,6 +192,10 @@ def second_opinion_count(text: str) -> int:
     return value
 
 
+# Set by --allow-fallback before any worker starts, so the workers allow it too.
+ALLOW_FALLBACK_ENV = "NANOFRAMES_ALLOW_FALLBACK"
+
+
 @dataclass(frozen=True)
 class Config:
     root: Path
@@ -205,6 +209,8 @@ class Config:
     excuse_bounds: dict[str, ExcuseBounds] = field(default_factory=dict)
     # re-renders of a regression's differing frames before it is reported; 0: off
     second_opinion: int = DEFAULT_SECOND_OPINION
+    # a refused face from font-dirs falls back with a warning instead of refusing the film
+    allow_fallback: bool = False
 
     @property
     def ledger_path(self) -> Path:
@@ -254,8 +260,13 @@ def load_config(root: Path | None = None) -> Config:
             or not 0 <= opinion <= MAX_SECOND_OPINION:
         raise NanoframesError("config-invalid", "[tool.nanoframes] second_opinion must be "
                               f"an integer from 0 (off) to {MAX_SECOND_OPINION}", pyproject)
+    allow_fallback = table.get("allow-fallback", False)
+    if not isinstance(allow_fallback, bool):
+        raise NanoframesError("config-invalid", "[tool.nanoframes] allow-fallback must be "
+                              "true or false", pyproject)
     return Config(
         root=root,
+        allow_fallback=allow_fallback,
         store=store,
         second_opinion=opinion,
         compositions=str_list("compositions", DEFAULT_COMPOSITIONS),

@@ -135,3 +135,23 @@ def test_name_record_decoding(record, expected):
 
     platform, encoding, language, data = record
     assert NameRecord(platform, encoding, language, 1, data).text() == expected
+
+
+def test_each_face_of_a_collection_reads_as_fonttools_reads_it():
+    """A collection's faces (``.ttc``): each one's table directory, as fontTools finds
+    it, gives the same family and outline kind."""
+    from fontTools.ttLib import TTCollection
+
+    files = [f for f in _every_face_file() if faces.is_collection(f)]
+    if not files:
+        pytest.skip("no .ttc face on this machine (.ci/run installs fonts-wqy-microhei)")
+    for path in files:
+        read = faces._read_metas(path)
+        with TTCollection(str(path), lazy=True) as collection:
+            expected = []
+            for index, font in enumerate(collection.fonts):
+                name = font["name"]
+                family = (name.getDebugName(16) or name.getDebugName(1) or "").strip()
+                kind = "CFF" if "CFF " in font else "glyf"
+                expected.append((index, " ".join(family.split()), kind))
+        assert [(i, m.family, m.outlines) for i, m in read] == expected, path

@@ -26,7 +26,7 @@ from ..model.limits import cyclic_uses
 from ..model.svg import is_drawn, read_number
 from ..model.timeline import clamp01, fmt, needs_auto_center, transform_to_svg, values_for
 from ..text.content import collect
-from ..text.fonts import Face, FontBook, Resolution, font_book
+from ..text.fonts import Face, FontBook, Resolution, enforce, fallback_allowed, font_book
 from ..text.layout import TextLayouts
 from .clips import Clip, is_clip_href, load_clip
 from .media import Image, is_composition_href, load_image
@@ -96,6 +96,9 @@ class Baker:
             if tag == "text":
                 req = self.book.request(el)  # font_request, with the faces' ex
                 self.fonts[i] = self.book.resolve(req)
+                if self.fonts[i].refused:  # never silently another face
+                    enforce(self.fonts[i], comp.path,
+                            fallback_allowed(load_config(comp.project_root)))
                 self.sizes[i] = req.size_px
             elif tag == "image" and self._drawn(el):
                 aspect_of(el, comp.path)  # refuse an unknown data-aspect up front

@@ -102,6 +102,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     interrupt.install()
     streams = _shown_streams()
+    if "--allow-fallback" in argv[1:]:  # before any worker starts: workers read it too
+        from ..config import ALLOW_FALLBACK_ENV
+
+        os.environ[ALLOW_FALLBACK_ENV] = "1"
     try:
         _boot_workers(argv)
         try:

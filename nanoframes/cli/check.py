@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from ..lint import ERROR, exit_status, failed, lint_file
+from .common import add_allow_fallback
 
 
 def register(sub) -> None:
@@ -23,6 +24,7 @@ def register(sub) -> None:
     p.add_argument("--json", action="store_true",
                    help='print {"ok": ..., "findings": [...]} instead of lines')
     p.add_argument("--strict", action="store_true", help="warnings fail the check too")
+    add_allow_fallback(p)
     p.set_defaults(func=run)
 
 

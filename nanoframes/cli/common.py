@@ -37,6 +37,15 @@ def add_drawing(p: argparse.ArgumentParser) -> None:
     add_jobs(p)
     add_scale(p)
     add_cache_arg(p)
+    add_allow_fallback(p)
+
+
+def add_allow_fallback(p: argparse.ArgumentParser) -> None:
+    """``--allow-fallback`` (read by ``main`` before any worker starts: it sets
+    ``NANOFRAMES_ALLOW_FALLBACK`` for this process and its workers)."""
+    p.add_argument("--allow-fallback", action="store_true",
+                   help="a refused face from font-dirs falls back to another face with a "
+                   "warning, instead of refusing every film whose text names it")
 
 
 def open_film(args: argparse.Namespace):

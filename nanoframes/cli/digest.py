@@ -15,7 +15,7 @@ from ..determinism.accept import tally
 from ..determinism.policy import allow_recording, verdict_to_json
 from ..determinism.verdict import Kind, Verdict, exit_status
 from ..progress import Progress
-from .common import add_jobs, jobs_value
+from .common import add_allow_fallback, add_jobs, jobs_value
 from .evidence import add_evidence_args, gather_sweep
 from .selftest import register_selftest_args, run_selftest_cli
 from .store import add_store_args, store_path
@@ -88,6 +88,7 @@ def register(sub) -> None:
     add_store_args(p)
     add_evidence_args(p)
     add_jobs(p)
+    add_allow_fallback(p)
     register_selftest_args(p)
     p.set_defaults(func=run)
 

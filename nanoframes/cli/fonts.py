@@ -44,6 +44,8 @@ def func(args: argparse.Namespace) -> int:
 def _note(row: dict) -> str:
     if row["default"]:
         return "  (default fallback)"
+    if row["refused"]:
+        return f"  (refused, {row['refused']})"
     if not row["reachable"]:
         return "  (shadowed by an earlier face)"
     return ""

@@ -33,7 +33,7 @@ def run(args: argparse.Namespace) -> int:
     media = media_items(film.comp, film.baker)
     fonts = font_items(film.baker)
     # Faces that do not travel: found in this machine's font directories only.
-    host = {face.path.name: str(face.path) for face in film.baker.faces() if not face.travels}
+    host = {face.label: str(face.path) for face in film.baker.faces() if not face.travels}
     if args.json:
         print(json.dumps({
             "key": relative_key(args.composition, config.root),

@@ -98,7 +98,7 @@ def records_of(comp: Composition, baker: Baker, identity: Mapping[str, str],
     base = comp.directory.resolve()
     media = [(Path(os.path.relpath(img.path, base)).as_posix(), img.sha256, Path(img.path))
              for _, img in all_images(baker)]
-    fonts = [(face.path.name, face_digest(face), Path(face.path)) for face in baker.faces()]
+    fonts = [(face.label, face_digest(face), Path(face.path)) for face in baker.faces()]
     children = [[name, source_digest(child.root)] for name, child in child_sources(comp)]
     return {
         "source": (identity["source"], {"canonical": canonical_source(comp.root).decode(),

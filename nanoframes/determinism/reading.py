@@ -97,9 +97,10 @@ def media_items(comp: Composition, baker: Baker) -> list[tuple[str, str]]:
 
 
 def font_items(baker: Baker) -> list[tuple[str, str]]:
-    """``(face file basename, SHA-256)`` of each face the text resolves to, fallback and
+    """``(face file basename, SHA-256)`` of each face the text resolves to (a face of a
+    collection: ``file.ttc#N``, the whole file hashed), fallback and
     nested compositions' text included."""
-    return sorted({(face.path.name, face_digest(face)) for face in baker.faces()})
+    return sorted({(face.label, face_digest(face)) for face in baker.faces()})
 
 
 def composition_identity(comp: Composition, baker: Baker, *, load_engine: bool = True

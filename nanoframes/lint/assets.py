@@ -20,7 +20,13 @@ from ..model.composition import Composition
 from ..model.svg import href_of, is_drawn, local_name
 from ..text.content import collect
 from ..text.coverage import describe_missing, missing_characters
-from ..text.fonts import font_book, is_generic, parse_family_list
+from ..text.fonts import (
+    Resolution,
+    fallback_allowed,
+    font_book,
+    is_generic,
+    parse_family_list,
+)
 from ..text.style import font_request, parse_style_attr
 from .findings import ERROR, WARNING, Finding, finding
 
@@ -79,14 +85,16 @@ def _baker_error(comp: Composition) -> Iterator[Finding]:
     try:
         Baker(comp)
     except NanoframesError as err:
-        if not err.code.startswith(("image-", "nested-", "clip-")):
+        if not err.code.startswith(("image-", "nested-", "clip-", "face-")):
             yield finding(ERROR, err.code, comp.root, None, err.message, fatal=True)
 
 
 def _fonts(comp: Composition, ctx: Context) -> Iterator[Finding]:
     from ..config import load_config
 
-    book = ctx.baker.book if ctx.baker is not None else font_book(load_config(comp.project_root))
+    config = load_config(comp.project_root)
+    book = ctx.baker.book if ctx.baker is not None else font_book(config)
+    allowed = fallback_allowed(config)
     families = sorted(book.families(), key=str.casefold)
     for el in comp.elements:
         if local_name(el) != "text" or not is_drawn(el):
@@ -94,8 +102,9 @@ def _fonts(comp: Composition, ctx: Context) -> Iterator[Finding]:
         req = font_request(el)
         res = book.resolve(req)
         yield from _travel(el, res.face)
+        yield from _refused(el, res, allowed)
         named = [f for f in parse_family_list(req.family) if not is_generic(f)]
-        if not named or not res.fallback:
+        if not named or not res.fallback or res.refused:
             continue
         close: list[str] = []
         for name in named:
@@ -109,6 +118,20 @@ def _fonts(comp: Composition, ctx: Context) -> Iterator[Finding]:
                       f"({', '.join(repr(n) for n in named)}); it draws with the default face "
                       f"{res.face.family!r}. Values that resolve: "
                       f"{', '.join(repr(f) for f in listed)}{more}")
+
+
+def _refused(el, res: Resolution, allowed: bool) -> Iterator[Finding]:
+    """Each face the text would have drawn with but may not: what, why, and what it
+    draws with instead (an error for a font-dirs face, unless the fallback is allowed)."""
+    for item in res.refused:
+        fatal = item.face.origin == "project" and not allowed
+        why = item.reason if item.code == "face-format" else f"is refused: {item.reason}"
+        yield finding(ERROR if fatal else WARNING, item.code, el, None,
+                      f"face {item.where} ({item.face.family!r}) {why}; "
+                      + ("the film is refused rather than drawn with "
+                         f"{res.face.family!r} (--allow-fallback allows that)" if fatal else
+                         f"the text draws with {res.face.family!r} ({res.face.label}) "
+                         "instead"), fatal=fatal)
 
 
 def _travel(el, face) -> Iterator[Finding]:

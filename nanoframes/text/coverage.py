@@ -16,17 +16,17 @@ from pathlib import Path
 
 from ..files import open_regular
 from .faces import Face
-from .sfnt import CharMap, SfntError, read_sfnt
+from .sfnt import CharMap, SfntError, read_face
 
 MAX_LISTED = 8  # characters named in one finding
 _SILENT = frozenset({"Cc", "Cf", "Zl", "Zp"})
 
 
 @lru_cache(maxsize=64)
-def _char_map(path: str, mtime_ns: int, size: int) -> CharMap | None:
+def _char_map(path: str, mtime_ns: int, size: int, index: int = 0) -> CharMap | None:
     try:
         with open_regular(path) as fh:
-            return read_sfnt(fh).char_map()
+            return read_face(fh, index).char_map()
     except (OSError, SfntError, ValueError):
         return None
 
@@ -37,7 +37,7 @@ def char_map(face: Face) -> CharMap | None:
         st = Path(face.path).stat()
     except OSError:
         return None
-    return _char_map(str(face.path), st.st_mtime_ns, st.st_size)
+    return _char_map(str(face.path), st.st_mtime_ns, st.st_size, face.index)
 
 
 def missing_characters(face: Face, text: str) -> tuple[str, ...]:

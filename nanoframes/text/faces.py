@@ -1,12 +1,13 @@
 """Candidate face files: where they are, what their name tables say, their bytes.
 
 The discovery half of font handling (:mod:`nanoframes.text.fonts` resolves
-``font-family`` lists over what is found here). Only files ThorVG 1.0.4 can
-draw are candidates: single-face sfnt files with TrueType (``glyf``) outlines,
-named ``*.ttf`` or ``*.otf``. CFF outlines and ``.ttc`` collections are refused
-by its loader (NOT_SUPPORTED), so they are skipped. Variable TrueType fonts are
-kept: ThorVG draws their default instance, which is what their ``OS/2`` weight
-describes.
+``font-family`` lists over what is found here). Face files are ``*.ttf``,
+``*.otf``, ``*.ttc`` and ``*.otc``; each face in them with TrueType (``glyf``)
+outlines is a candidate, a face of a collection included (ThorVG is handed it
+copied out of the collection: :mod:`nanoframes.text.drawn`). A face with CFF
+outlines is found too, so that text naming it is told ThorVG 1.0.4 does not draw
+it, but it is never drawn. Variable TrueType fonts are kept: ThorVG draws their
+default instance, which is what their ``OS/2`` weight describes.
 
 The bundled faces are package data: the package ``nanoframes.fonts`` (the
 repository's top-level ``fonts/``, mapped into the package by the build; see
@@ -27,11 +28,13 @@ from functools import lru_cache
 from pathlib import Path
 from typing import NamedTuple
 
+from ..errors import NanoframesError
 from ..files import open_regular, read_regular
-from .sfnt import NameRecord, Sfnt, SfntError, read_sfnt
+from .drawn import MAX_COLLECTION_FACES, drawn_copy
+from .sfnt import NameRecord, Sfnt, SfntError, read_face, read_sfnt
 from .style import DEFAULT_WEIGHT, EX_PER_EM
 
-FONT_SUFFIXES = (".ttf", ".otf")
+FONT_SUFFIXES = (".ttf", ".otf", ".ttc", ".otc")
 BUNDLED_PACKAGE = "nanoframes.fonts"
 
 
@@ -83,6 +86,12 @@ class Face:
     style: str
     origin: str  # 'bundled' | 'project' | 'host'
     name: str
+    index: int = 0  # the face's place in a collection (.ttc); 0 for a single face
+
+    @property
+    def label(self) -> str:
+        """The file's name, with ``#N`` for a face of a collection: ``wqy-microhei.ttc#1``."""
+        return f"{self.path.name}#{self.index}" if is_collection(self.path) else self.path.name
 
     @property
     def travels(self) -> bool:
@@ -91,14 +100,19 @@ class Face:
         return self.origin != "host"
 
 
+def is_collection(path: Path) -> bool:
+    return path.suffix.lower() in (".ttc", ".otc")
+
+
 class FaceMeta(NamedTuple):
     family: str
     weight: int
     style: str
     legacy: str | None  # nameID 1 when it differs from the typographic family
+    outlines: str = "glyf"  # or "CFF": found, named, never drawn
 
 
-_META_CACHE: dict[tuple[str, int, int], FaceMeta | None] = {}
+_META_CACHE: dict[tuple[str, int, int], list[tuple[int, FaceMeta]]] = {}
 
 
 def _name_record(records: list[NameRecord], name_id: int) -> str | None:
@@ -115,18 +129,43 @@ def _name_record(records: list[NameRecord], name_id: int) -> str | None:
 
 
 def _read_meta(path: Path) -> FaceMeta | None:
-    """Family, weight and style from the name/OS-2 tables; None if ThorVG can't draw it."""
+    """Family, weight and style of a single-face TrueType-outline file; else None."""
+    metas = _read_metas(path)
+    if is_collection(path) or len(metas) != 1 or metas[0][1].outlines != "glyf":
+        return None
+    return metas[0][1]
+
+
+def _read_metas(path: Path) -> list[tuple[int, FaceMeta]]:
+    """``(index, meta)`` of each face in the file (one, or each of a collection's), CFF
+    faces included; unreadable faces are left out."""
+    found: list[tuple[int, FaceMeta]] = []
     try:
         with open_regular(path) as fh:
-            return _meta(read_sfnt(fh))
-    except (OSError, SfntError, struct.error):  # any unreadable file is simply not a candidate
-        return None
+            head = fh.read(16)
+            offsets = [0]
+            if head[:4] == b"ttcf" and len(head) == 16:
+                count = min(struct.unpack_from(">I", head, 8)[0], MAX_COLLECTION_FACES)
+                raw = head[12:] + fh.read(4 * count - 4) if count else b""
+                offsets = list(struct.unpack(f">{len(raw) // 4}I", raw[:len(raw) // 4 * 4]))
+            for index, at in enumerate(offsets):
+                try:
+                    meta = _meta(read_sfnt(fh, at))
+                except (SfntError, struct.error):
+                    continue
+                if meta is not None:
+                    found.append((index, meta))
+    except OSError:  # any unreadable file is simply not a candidate
+        return []
+    return found
 
 
 def _meta(font: Sfnt) -> FaceMeta | None:
-    if font.version not in (b"\x00\x01\x00\x00", b"true"):
-        return None  # CFF ('OTTO'), collections ('ttcf'), non-fonts
-    if not all(t in font.tables for t in ("glyf", "loca", "cmap", "head", "hmtx", "name")):
+    outlines = "CFF" if font.version == b"OTTO" or "CFF " in font.tables else "glyf"
+    if outlines == "glyf" and (font.version not in (b"\x00\x01\x00\x00", b"true") or not all(
+            t in font.tables for t in ("glyf", "loca", "cmap", "head", "hmtx", "name"))):
+        return None  # not a face ThorVG could draw, nor a CFF one to name
+    if "name" not in font.tables:
         return None
     names = font.names()
     legacy = _name_record(names, 1)
@@ -152,7 +191,8 @@ def _meta(font: Sfnt) -> FaceMeta | None:
     family = " ".join(family.split())
     legacy = " ".join(legacy.split()) if legacy else None
     return FaceMeta(family, min(900, max(100, weight)), style,
-                    legacy if legacy and legacy.casefold() != family.casefold() else None)
+                    legacy if legacy and legacy.casefold() != family.casefold() else None,
+                    outlines)
 
 
 def _weight_from_subfamily(subfamily: str) -> int:
@@ -166,10 +206,10 @@ def _weight_from_subfamily(subfamily: str) -> int:
 
 
 @lru_cache(maxsize=256)
-def _x_height(path: str, mtime_ns: int, size: int) -> float:
+def _x_height(path: str, mtime_ns: int, size: int, index: int = 0) -> float:
     try:
         with open_regular(Path(path)) as fh:
-            found = read_sfnt(fh).x_height()
+            found = read_face(fh, index).x_height()
     except (OSError, SfntError, struct.error):
         found = None
     return found if found is not None else EX_PER_EM
@@ -182,19 +222,27 @@ def face_x_height(face: Face) -> float:
         st = face.path.stat()
     except OSError:
         return EX_PER_EM
-    return _x_height(str(face.path), st.st_mtime_ns, st.st_size)
+    return _x_height(str(face.path), st.st_mtime_ns, st.st_size, face.index)
 
 
-def face_meta(path: Path) -> FaceMeta | None:
-    """Cached per path + mtime + size, so a changed file is read again."""
+def face_metas(path: Path) -> list[tuple[int, FaceMeta]]:
+    """:func:`_read_metas`, cached per path + mtime + size (a changed file is read again)."""
     try:
         st = path.stat()
     except OSError:
-        return None
+        return []
     key = (str(path), st.st_mtime_ns, st.st_size)
     if key not in _META_CACHE:
-        _META_CACHE[key] = _read_meta(path)
+        _META_CACHE[key] = _read_metas(path)
     return _META_CACHE[key]
+
+
+def face_meta(path: Path) -> FaceMeta | None:
+    """The meta of a single-face TrueType-outline file (cached), else None."""
+    metas = face_metas(path)
+    if is_collection(path) or len(metas) != 1 or metas[0][1].outlines != "glyf":
+        return None
+    return metas[0][1]
 
 
 def font_files(root: Path) -> Iterator[Path]:
@@ -217,27 +265,26 @@ def font_files(root: Path) -> Iterator[Path]:
     yield from (p for _, p in found)
 
 
-def drawable_faces(directory: Path, seen: set[str]) -> list[tuple[Path, FaceMeta]]:
-    """The drawable face files under ``directory``, in file order, each real file once,
-    by real path (links resolved: names, paths and identity follow the real file).
+def drawable_faces(directory: Path, seen: set[str]) -> list[tuple[Path, int, FaceMeta]]:
+    """The faces under ``directory`` (CFF ones included, ``meta.outlines`` says), in file
+    order, each real file once, by real path (links resolved: names, paths and identity
+    follow the real file).
 
     ``seen`` holds the real paths taken by earlier directories; it is updated.
     """
     entries = []
     for path in font_files(directory):
         real = os.path.realpath(path)
-        meta = face_meta(path)
-        if real in seen or meta is None:
+        metas = face_metas(path)
+        if real in seen or not metas:
             continue
         seen.add(real)
-        entries.append((Path(real), meta))
+        entries += [(Path(real), index, meta) for index, meta in metas]
     return entries
 
 
 def _safe_name(stem: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", stem).strip("-.") or "face"
-
-
 
 
 def unique_name(stem: str, taken: set[str]) -> str:
@@ -267,9 +314,29 @@ def _digest_for(key: tuple[str, int, int]) -> str:
     return hashlib.sha256(_bytes_for(key)).hexdigest()
 
 
+@lru_cache(maxsize=32)
+def _drawn_for(key: tuple[str, int, int], index: int) -> bytes:
+    return drawn_copy(_bytes_for(key), index)
+
+
 def face_bytes(face: Face) -> bytes:
-    """The face file's bytes (cached; re-read if the file changed)."""
-    return _bytes_for(_file_key(face.path))
+    """The bytes ThorVG is handed for ``face``: its drawn copy (:mod:`.drawn`; cached,
+    made again if the file changed), checked (:func:`_checked`)."""
+    return _checked(face, _drawn_for(_file_key(face.path), face.index))
+
+
+def _checked(face: Face, copy: bytes) -> bytes:
+    """``copy``, if it passes the check (cached per copy); the bundled faces are ours.
+    The face was checked when it was resolved; this is the same verdict unless the
+    file changed since, and then ThorVG is not handed what was not checked."""
+    if face.origin != "bundled":
+        from .sanitize import copy_problem
+
+        problem = copy_problem(copy)
+        if problem is not None:
+            raise NanoframesError("face-rejected", f"face {face.path} ({face.family!r}) "
+                                  f"is refused: {problem}", face.path)
+    return copy
 
 
 def face_digest(face: Face) -> str:
@@ -278,7 +345,7 @@ def face_digest(face: Face) -> str:
 
 
 def face_file(face: Face) -> tuple[bytes, str]:
-    """The face file's bytes and their SHA-256 hex, of one file version (both cached:
-    a version already hashed is not hashed again)."""
+    """The face's drawn copy and the SHA-256 hex of the face FILE, of one file version
+    (both cached: a version already hashed is not hashed again)."""
     key = _file_key(face.path)
-    return _bytes_for(key), _digest_for(key)
+    return _checked(face, _drawn_for(key, face.index)), _digest_for(key)

@@ -12,12 +12,14 @@ re-exported here, where the rest of nanoframes has always imported them.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ..config import ALLOW_FALLBACK_ENV
 from ..errors import NanoframesError
 from .faces import (
     FONT_SUFFIXES,
@@ -33,14 +35,15 @@ from .faces import (
     host_font_dirs,
     unique_name,
 )
-from .sanitize import usable
+from .sanitize import face_problem, warn_once
 from .style import DEFAULT_WEIGHT, FontRequest, font_request, split_unquoted
 
 if TYPE_CHECKING:
     from ..config import Config
 
 __all__ = [
-    "FONT_SUFFIXES", "GENERIC_FAMILIES", "STYLES", "Face", "FontBook", "Resolution",
+    "FONT_SUFFIXES", "GENERIC_FAMILIES", "STYLES", "Face", "FontBook", "Refused", "Resolution",
+    "enforce", "fallback_allowed", "refusal",
     "bundled_fonts_dir", "describe_fonts", "face_bytes", "face_digest", "face_file", "face_meta",
     "family_selector", "font_book", "font_files", "host_font_dirs", "is_generic",
     "parse_family_list",
@@ -60,12 +63,32 @@ _STYLE_ORDER = {
 }
 
 
+FORMAT_ADVICE = ("has CFF (PostScript) outlines, which ThorVG 1.0.4 does not draw: use a "
+                 "TrueType-outline (glyf) build of the face")
+
+
+@dataclass(frozen=True)
+class Refused:
+    """A face the text would have drawn with, refused: ``code`` is ``face-format``
+    (a format ThorVG does not draw) or ``face-rejected`` (it failed the check)."""
+
+    face: Face
+    code: str
+    reason: str
+
+    @property
+    def where(self) -> str:
+        """The face file's path, with ``#N`` for a face of a collection."""
+        return str(self.face.path.parent / self.face.label)
+
+
 @dataclass(frozen=True)
 class Resolution:
     face: Face
     fallback: bool
     family_value: str | None  # the requested font-family value, as written
     matched: str | None = None  # the list entry that selected the face; None on fallback
+    refused: tuple[Refused, ...] = ()  # faces passed over, in the order they were tried
 
 
 def parse_family_list(value: str | None) -> list[str]:
@@ -125,26 +148,38 @@ class FontBook:
         legacies: list[str | None] = []
         seen_paths: set[str] = set()
         taken: set[str] = set()
+        undrawable: list[Face] = []
         for directory, origin in sources:
-            entries = drawable_faces(directory, seen_paths)
+            entries = []
+            for path, index, meta in drawable_faces(directory, seen_paths):
+                if meta.outlines == "glyf":
+                    entries.append((path, index, meta))
+                else:  # found and named, never drawn: never given a name in ThorVG
+                    undrawable.append(Face(path, meta.family, meta.weight, meta.style,
+                                           origin, "", index))
             if origin == "bundled" and entries:
                 # The default family is the first bundled file's; its regular face leads.
-                family = entries[0][1].family.casefold()
-                same = [e for e in entries if e[1].family.casefold() == family]
-                lead = _pick([(e[1].weight, e[1].style, e) for e in same], DEFAULT_WEIGHT,
+                family = entries[0][2].family.casefold()
+                same = [e for e in entries if e[2].family.casefold() == family]
+                lead = _pick([(e[2].weight, e[2].style, e) for e in same], DEFAULT_WEIGHT,
                              "normal")
                 entries.remove(lead)
                 entries.insert(0, lead)
-            for path, meta in entries:
-                name = unique_name(path.stem, taken)
+            for path, index, meta in entries:
+                name = unique_name(f"{path.stem}-face{index}" if index else path.stem, taken)
                 faces.append(Face(path, meta.family, meta.weight, meta.style,
-                                  origin, name))
+                                  origin, name, index))
                 legacies.append(meta.legacy)
         self.bundled_dir = bundled
         self.faces: tuple[Face, ...] = tuple(faces)
         self._families: dict[str, list[Face]] = {}
         for face in self.faces:
             self._families.setdefault(face.family.casefold(), []).append(face)
+        # CFF faces: found and named so text naming them is told why they do not draw.
+        self.undrawable: tuple[Face, ...] = tuple(undrawable)
+        self._undrawable: dict[str, list[Face]] = {}
+        for face in self.undrawable:
+            self._undrawable.setdefault(face.family.casefold(), []).append(face)
         # Legacy family names (nameID 1, e.g. "DejaVu Sans Condensed" under the
         # typographic family "DejaVu Sans") select a face when no family has that
         # name: the only way to reach width variants, as there is no font-stretch.
@@ -185,18 +220,26 @@ class FontBook:
         else:
             value = request_or_family
         style = style if style in STYLES else "normal"
+        refused: list[Refused] = []
         for family in parse_family_list(value):
             if is_generic(family):
                 continue
             key = " ".join(family.split()).casefold()
-            faces = self._families.get(key) or self._aliases.get(key)
-            # only faces the OpenType Sanitizer passes (the bundled ones are ours)
-            faces = [f for f in faces or () if f.origin == "bundled" or usable(f.path)]
-            if faces:
-                return Resolution(self.best(faces, weight, style), False, value, family)
+            # CFF faces last: a TrueType build of the same face is preferred to them
+            pool = [*(self._families.get(key) or self._aliases.get(key) or ()),
+                    *self._undrawable.get(key, ())]
+            while pool:  # the face CSS matching picks, unless refused; then the next
+                face = self.best(pool, weight, style)
+                why = refusal(face)
+                if why is None:
+                    return Resolution(face, False, value, family, tuple(refused))
+                refused.append(why)
+                # one line for a format: the family's other CFF faces are passed over too
+                pool = [f for f in pool if f is not face and (why.code != "face-format"
+                                                               or f.name)]
         default = self.default
         bundled = [f for f in self._families[default.family.casefold()] if f.origin == "bundled"]
-        return Resolution(self.best(bundled, weight, style), True, value, None)
+        return Resolution(self.best(bundled, weight, style), True, value, None, tuple(refused))
 
     def ex_of(self, node) -> float:
         """1ex in em for the font ``node`` draws with (its face's x-height); the
@@ -212,6 +255,43 @@ class FontBook:
     def best(faces: list[Face], weight: int, style: str) -> Face:
         """CSS-ish matching within one family: style first, then nearest weight."""
         return _pick([(f.weight, f.style, f) for f in faces], weight, style)
+
+
+def refusal(face: Face) -> Refused | None:
+    """Why ``face`` must not be drawn, or None: its format, or the check
+    (:mod:`.sanitize`; the bundled faces are ours, checked by the test suite)."""
+    if not face.name:
+        return Refused(face, "face-format", FORMAT_ADVICE)
+    if face.origin == "bundled":
+        return None
+    problem = face_problem(face.path, face.index)
+    return None if problem is None else Refused(face, "face-rejected", problem)
+
+
+def fallback_allowed(config: Config | None) -> bool:
+    """Whether a refused face the project provides may fall back (a warning), rather
+    than refuse the film: ``--allow-fallback`` or ``allow-fallback = true``."""
+    return bool(os.environ.get(ALLOW_FALLBACK_ENV)) or bool(
+        config is not None and getattr(config, "allow_fallback", False))
+
+
+def enforce(res: Resolution, film: Path, allowed: bool) -> None:
+    """Never silently another face: a refused face from the project's font-dirs
+    refuses the film (one error naming the face, why, and the film) unless
+    ``allowed``; any other refusal is one warning per face and process."""
+    for item in res.refused:
+        drawn = f"its text draws with {res.face.family!r} ({res.face.label}) instead"
+        if item.face.origin == "project" and not allowed:
+            raise NanoframesError(
+                item.code, f"face {item.where} ({item.face.family!r}) {_reason(item)}; the "
+                f"film's text names it and would draw with {res.face.family!r} instead. "
+                "Replace the file, or allow the fallback (--allow-fallback, or "
+                "allow-fallback = true in [tool.nanoframes])", film)
+        warn_once(item.code, item.where, _reason(item), drawn)
+
+
+def _reason(item: Refused) -> str:
+    return item.reason if item.code == "face-format" else f"is refused: {item.reason}"
 
 
 def _pick(options, weight: int, style: str):
@@ -254,11 +334,12 @@ def describe_fonts(book: FontBook) -> list[dict]:
     """One row per candidate face, for ``nanoframes fonts``.
 
     ``reachable`` is False for a face an earlier candidate shadows (same
-    family, weight and style), which no ``font-family`` value can select.
+    family, weight and style), which no ``font-family`` value can select, and for
+    a refused face (``refused`` says why: a CFF face, or one that failed the check).
     """
     default = book.faces[0] if book.faces and book.faces[0].origin == "bundled" else None
     rows = []
-    for face in book.faces:
+    for face in (*book.faces, *book.undrawable):
         family, chosen = face.family, None
         for candidate in filter(None, (face.family, book.alias_of(face))):
             if not is_generic(candidate):
@@ -266,8 +347,12 @@ def describe_fonts(book: FontBook) -> list[dict]:
                 if chosen.face == face:
                     family = candidate
                     break
+        refused = next((f"{r.code}: {r.reason}" for r in (chosen.refused if chosen else ())
+                        if r.face == face), None)
+        if not face.name:  # CFF: never drawn, whichever face CSS matching picks
+            refused = f"face-format: {FORMAT_ADVICE}"
         rows.append({
-            "name": face.name,
+            "name": face.name or face.path.stem,
             "family": face.family,
             "weight": face.weight,
             "style": face.style,
@@ -276,5 +361,6 @@ def describe_fonts(book: FontBook) -> list[dict]:
             "selector": family_selector(face, family),
             "default": face == default,
             "reachable": chosen is not None and chosen.face == face and not chosen.fallback,
+            "refused": refused,  # None, or "CODE: why" (a refused face is not reachable)
         })
     return rows

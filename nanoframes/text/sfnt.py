@@ -117,12 +117,13 @@ class Sfnt:
         return height / upem if height > 0 and upem > 0 else None
 
     def weight_and_selection(self) -> tuple[int, int] | None:
-        """``OS/2`` ``usWeightClass`` and ``fsSelection``; None without an ``OS/2`` table."""
+        """``OS/2`` ``usWeightClass`` and ``fsSelection``; None without an ``OS/2`` table
+        or with one too short to hold them (ThorVG never reads it: the face still draws)."""
         if "OS/2" not in self.tables:
             return None
         table = self.table("OS/2")
         if len(table) < 64:
-            raise SfntError("'OS/2' table too short")
+            return None
         return struct.unpack_from(">H", table, 4)[0], struct.unpack_from(">H", table, 62)[0]
 
 
@@ -231,8 +232,10 @@ def read_cmap(table: bytes) -> CharMap:
     raise SfntError("no Unicode 'cmap' subtable in a format this reader knows (4, 6, 12, 13)")
 
 
-def read_sfnt(file: BinaryIO) -> Sfnt:
-    """The table directory of the single-face sfnt file open (binary) in ``file``."""
+def read_sfnt(file: BinaryIO, at: int = 0) -> Sfnt:
+    """The table directory at ``at`` (0, or a collection face's) of the sfnt file open
+    (binary) in ``file``."""
+    file.seek(at)
     header = file.read(12)
     if len(header) < 12:
         raise SfntError("too short for an sfnt header")
@@ -245,3 +248,22 @@ def read_sfnt(file: BinaryIO) -> Sfnt:
         tag, _, offset, length = struct.unpack_from(">4sIII", directory, 16 * n)
         tables.setdefault(tag.decode("latin-1"), (offset, length))
     return Sfnt(header[:4], tables, file)
+
+
+def read_face(file: BinaryIO, index: int = 0) -> Sfnt:
+    """The table directory of face ``index``: of a collection (``ttcf``) the face's, of a
+    single-face file its only one (index 0)."""
+    file.seek(0)
+    header = file.read(12)
+    if header[:4] != b"ttcf":
+        if index:
+            raise SfntError(f"no face {index} in a single-face file")
+        return read_sfnt(file)
+    count = struct.unpack_from(">I", header, 8)[0] if len(header) == 12 else 0
+    if not 0 <= index < count:
+        raise SfntError(f"no face {index} in the collection")
+    file.seek(12 + 4 * index)
+    raw = file.read(4)
+    if len(raw) != 4:
+        raise SfntError("collection header runs past the end of the file")
+    return read_sfnt(file, struct.unpack(">I", raw)[0])
