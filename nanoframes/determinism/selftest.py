@@ -197,7 +197,7 @@ def run(paths: Iterable[str | Path], config=None, *, variations: Sequence[str] =
     """
     from ..config import find_project_root, load_config, relative_key
     from ..errors import NanoframesError
-    from ..model.composition import parse
+    from ..frames.source import open_parsed
     from .reading import sample_indices
 
     paths = [Path(p).absolute() for p in paths]
@@ -214,7 +214,7 @@ def run(paths: Iterable[str | Path], config=None, *, variations: Sequence[str] =
         key = relative_key(path, config.root)
         order.append(key)
         try:
-            comp = parse(path, config.root)
+            comp = open_parsed(path, config.root)
         except NanoframesError as exc:
             broken[key] = CompositionSelftest(key, path, error=str(exc))
             continue
