@@ -76,6 +76,21 @@ def collect(paths: Iterable[str | Path], config: Config, all_: bool = False) -> 
     return [found[key] for key in sorted(found)]
 
 
+def configured_films(config: Config) -> dict[Path, list[Path]]:
+    """The films the configured globs name that are not compositions (Lottie files,
+    and their markers' films: ``button.json#press``), by the file each reads (resolved):
+    what the pytest plugin collects beside every ``*.nf.svg`` it meets."""
+    from ..frames.source import file_of
+    from ..model.svg import is_composition_name
+
+    out: dict[Path, list[Path]] = {}
+    for film in glob_compositions(config):
+        file = file_of(film)
+        if not is_composition_name(file.name) and is_film_name(film):
+            out.setdefault(file.resolve(), []).append(film)
+    return out
+
+
 def _inside_dir(child: Path, directory: Path, configured: list[Path]) -> bool:
     """A directory named on the command line holds its ``*.nf.svg`` files, and the Lottie
     files the configured globs name (any ``*.json`` could be data, not a film)."""
