@@ -117,7 +117,8 @@ def _crash_line(record: str, sig: int) -> str:
     message = crash.line() if crash is not None else \
         f"the renderer's process crashed ({signal.Signals(sig).name})"
     where = f"{crash.shown_path()}: " if crash is not None and crash.path else ""
-    return f"{where}error[render-crashed]: {message}"
+    code = crash.code if crash is not None else "render-crashed"
+    return f"{where}error[{code}]: {message}"
 
 
 def _write(data: bytes) -> None:

@@ -190,13 +190,14 @@ def _threads() -> int:
     return threads
 
 
-def _engine() -> ctypes.CDLL:
-    """The library with the engine initialised in this process (once; never terminated)."""
+def _engine(threads: int | None = None) -> ctypes.CDLL:
+    """The library with the engine initialised in this process (once; never terminated),
+    with ``threads`` (default ``$NANOFRAMES_THORVG_THREADS``) where this call initialises it."""
     global _engine_pid, _engine_threads
     lib = _lib()
     if _engine_pid != os.getpid():
         site.open_record()  # where a crash in this process is reported from
-        threads = _threads()
+        threads = _threads() if threads is None else threads
         _check(lib.tvg_engine_init(threads), "tvg_engine_init")
         _engine_pid, _engine_threads = os.getpid(), threads
     return lib

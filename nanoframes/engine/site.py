@@ -114,6 +114,15 @@ def left() -> None:
         _page[_INSIDE] = 0
 
 
+def overran() -> None:
+    """(a watchdog thread, while the site's thread is stuck in ThorVG) Mark the page:
+    the call ran past its time limit, and this process is about to abort."""
+    if _page is None or _page_pid != os.getpid() or _shown is None:
+        return
+    data = b"overrun\n" + _shown.split(b"\n", 1)[-1]
+    _page[0:len(_MAGIC) + len(data) + 1] = _MAGIC + data + b"\0"
+
+
 def _debug_crash(doing: str, site: Site) -> bool:
     wanted = os.environ.get(DEBUG_ENV)
     if not wanted:
@@ -149,8 +158,17 @@ class Crash:
             return self.path
         return self.path if relative.startswith("..") else relative
 
+    @property
+    def code(self) -> str:
+        """``render-timeout`` where a watchdog aborted a call past its time limit."""
+        return "render-timeout" if self.doing == "overrun" else "render-crashed"
+
     def line(self) -> str:
         """The message of ``render-crashed`` (the composition is the error's file)."""
+        if self.doing == "overrun":
+            where = f"frame {self.frame}" if self.frame is not None else "the film"
+            return f"drawing {where} ran past the per-frame time limit (an expression " \
+                   "that does not end?); the process was stopped"
         what = {"draw": "drawing", "measure": "measuring text for", "font": "loading a face for",
                 "start": "starting for"}.get(self.doing)
         where = f"frame {self.frame}" if self.frame is not None else "the composition"

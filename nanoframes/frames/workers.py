@@ -139,7 +139,7 @@ def died(exc: BaseException):
             os.unlink(os.path.join(directory, str(crash.pid)))
         except OSError:
             pass
-        return NanoframesError("render-crashed", crash.line(), crash.shown_path())
+        return NanoframesError(crash.code, crash.line(), crash.shown_path())
     return NanoframesError("worker-died", f"a worker process died ({exc})")
 
 
