@@ -9,9 +9,10 @@ frames of ``ip..op``, or of the marker's range), the scene of each frame (what
 ThorVG is handed: ``LottieSource.scene``), its identity parts and records, and
 the words for what moved between two scenes.
 
-Each frame is drawn with libc's random state reseeded from the document's
-SHA-256 and the frame's number in the animation (not its index in the film), so
-a marker's film draws exactly the frames the whole film draws for those frames.
+Each frame is drawn with libc's random state reseeded from the source digest
+and the frame's number in the animation (``LottieSource.seed``), not its index
+in the film, so a marker's film draws exactly the frames the whole film draws
+for those frames.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ from ..errors import NanoframesError
 
 if TYPE_CHECKING:
     import numpy as np
+
+FRAME_MARK = b"\n#frame="  # LottieSource.scene: the document, then the frame drawn
 
 
 class LottieFilm:
@@ -45,7 +48,9 @@ class LottieFilm:
         self.width, self.height = int(source.width), int(source.height)
         self.frame_count = int(source.frame_count)
         self.fps = Fraction(source.fps).limit_denominator(1001)
-        self.sha256 = hashlib.sha256(source.document).hexdigest()
+        parts = source.identity_parts()
+        self._key = f"{parts['source']}/{parts['media']}/{parts['fonts']}"  # as lottie.prepare
+        self._prepared = False
         self._inputs: tuple[tuple[str, str, str], ...] | None = None
 
     @property
@@ -74,43 +79,74 @@ class LottieFilm:
     def uses_video(self) -> bool:
         return False
 
-    def seed(self, index: int) -> bytes:
-        """What libc's random state is reseeded from before frame ``index`` is drawn."""
-        return f"{self.sha256}:{self.frame_number(index)!r}".encode("ascii")
-
     def draw(self, scene: bytes, index: int, width: int, height: int, slot: int
              ) -> np.ndarray:
+        """Frame ``index`` drawn by this process's Lottie player (``scene`` is what
+        ``document`` made of it: the document and the frame, which the player is
+        handed as such). Faces are registered and the document loaded once; a film
+        drawn between two frames of this one (one animation alive at a time) makes
+        the next frame load it again."""
         from ..engine.lottie import get_player
+        from ..lottie import prepare
 
         player = get_player()
-        player.load(self.lottie.document, self.sha256)
-        return player.draw(self.frame_number(index), width, height, self.seed(index))
+        if not self._prepared:
+            prepare(self.lottie, player)  # faces (checked against their digests), document
+            self._prepared = True
+        else:
+            player.load(self.lottie.document, self._key, expressions=self.lottie.expressions)
+        return player.draw(self.frame_number(index), width, height, self.lottie.seed(index))
 
     # -- identity ---------------------------------------------------------------
 
     def identity_parts(self) -> dict[str, Any]:
-        """source (a SHA-256 hex), media and fonts (``(name, SHA-256)`` lists)."""
-        parts = self.lottie.identity_parts()
-        return {"source": parts["source"], "media": list(self.lottie.media_items()),
+        """source (the canonical projection's SHA-256: images as their digests), media
+        and fonts (``(name, SHA-256)`` lists, digested as a composition's are)."""
+        return {"source": self.lottie.identity_parts()["source"],
+                "media": list(self.lottie.media_items()),
                 "fonts": list(self.lottie.font_items())}
+
+    def projection(self) -> bytes | None:
+        """The canonical projection the source digest is the SHA-256 of (None where it
+        cannot be rebuilt from the document)."""
+        from ..lottie import jsontext
+        from ..lottie.source import _projected
+
+        made = jsontext.canonical(_projected(jsontext.parse(self.lottie.document, self.path),
+                                             self.lottie.images))
+        return made if hashlib.sha256(made).hexdigest() == \
+            self.lottie.identity_parts()["source"] else None
 
     def records(self) -> dict[str, Any]:
         """What each identity part is made of, for the store (determinism/inputs.py)."""
-        base = self.directory
+        projection = self.projection()
         return {
-            "source": {"format": "lottie", "canonical": self.lottie.canonical().decode("utf-8"),
-                       "children": []},
-            "media": [(name, digest, base / name) for name, digest in self.lottie.media_items()],
-            "fonts": [(name, digest, Path(name)) for name, digest in self.lottie.font_items()],
+            "source": {"format": "lottie", "children": [],
+                       "canonical": projection.decode("utf-8") if projection else ""},
+            "media": [(name, digest, Path(file) if file else Path(name))
+                      for name, digest, file in self.lottie.images],
+            "fonts": [(face.path.name, face.sha256, Path(face.path))
+                      for face in self.lottie.faces],
         }
 
     def scene_changes(self, recorded: bytes, current: bytes) -> tuple[list[str], list[str]]:
-        """What moved between two scenes of one frame, in words, and the keys that
-        group frames with the same changes (the words before the values)."""
+        """What moved between two scenes of one frame, in words (layer name and property
+        path, old → new), and the keys that group frames with the same changes."""
         from ..lottie import describe_changes
 
-        changes = list(describe_changes(recorded, current))
-        return changes, [change.split(": ", 1)[0] for change in changes]
+        old_doc, _, old_frame = recorded.rpartition(FRAME_MARK)
+        new_doc, _, new_frame = current.rpartition(FRAME_MARK)
+        changes = [c.replace(" -> ", " → ") for c in describe_changes(old_doc, new_doc)]
+        if old_frame != new_frame:
+            changes.append(f"the frame drawn: {old_frame.strip().decode()} → "
+                           f"{new_frame.strip().decode()}")
+        return changes, [change.rsplit(": ", 1)[0] for change in changes]
+
+
+def split_marker(path: Path) -> tuple[Path, str | None]:
+    from .source import split_marker as split
+
+    return split(path)
 
 
 def open_lottie_film(path: Path, project_root: Path | str | None, *,
@@ -124,5 +160,6 @@ def open_lottie_film(path: Path, project_root: Path | str | None, *,
 def lottie_film_from_bytes(data: bytes, path: Path, project_root: Path | None) -> LottieFilm:
     from ..lottie import lottie_from_bytes
 
-    return LottieFilm(lottie_from_bytes(bytes(data), str(path), project_root), path,
-                      project_root, text=bytes(data))
+    file, marker = split_marker(path)
+    return LottieFilm(lottie_from_bytes(bytes(data), file.name, project_root, marker=marker),
+                      file, project_root, marker, text=bytes(data))
