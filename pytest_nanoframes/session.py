@@ -161,7 +161,6 @@ class State:
             self._nf_config = cfg
         return self._nf_config
 
-    @property
     def configured_films(self) -> dict[Path, list[Path]]:
         """The Lottie films the project's globs name, by file (read once per session)."""
         if self._films is None:
@@ -173,6 +172,7 @@ class State:
                 self._films = {}
         return self._films
 
+    @property
     def ledger_path(self) -> Path:
         return self.nf_config.ledger_path
 

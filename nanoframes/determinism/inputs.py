@@ -244,6 +244,7 @@ def format_changes(before: dict, after: dict) -> list[str]:
 
     said = describe_source_changes(before["format"], before["canonical"].encode("utf-8"),
                                    after["canonical"].encode("utf-8"))
+    said = [line.replace(" -> ", " → ") for line in said]
     if len(said) > MAX_DIFF_LINES:
         said = said[:MAX_DIFF_LINES] + [f"… ({len(said) - MAX_DIFF_LINES} more changes)"]
     return said or ["the source changed (no property differs in the projection)"]

@@ -65,7 +65,7 @@ class Film:
         self._seen: dict[bytes, str | Future] = {}
         # draw and hash on other threads where a second CPU is free (workers.py
         # decides: not in a pool's worker, nor in an xdist worker without two CPUs)
-        self.draw_thread = workers.spare_threads(1) and self.source.pipelined
+        self.draw_thread = workers.spare_threads(1)
         self._slot = 0  # which of this process's two canvases draws (see digests)
         self._slot_hashes: list[Future | None] = [None, None]
         self._hashing: ThreadPoolExecutor | None = None
@@ -153,8 +153,10 @@ class Film:
         """
         out: list[str | Future] = []
         pending: deque[Future] = deque()
-        drawer = ThreadPoolExecutor(1) if self.draw_thread else None
-        hasher = ThreadPoolExecutor(1) if self.draw_thread else None
+        # a source that draws on one canvas of its own (Lottie) is drawn serially
+        pipelined = self.draw_thread and self.source.pipelined
+        drawer = ThreadPoolExecutor(1) if pipelined else None
+        hasher = ThreadPoolExecutor(1) if pipelined else None
         self._hashing = hasher
         self._encoder = ThreadPoolExecutor(1) if self.store is not None else None
         self.scenes = scenes = []

@@ -140,7 +140,15 @@ class LottieFilm:
         if old_frame != new_frame:
             changes.append(f"the frame drawn: {old_frame.strip().decode()} → "
                            f"{new_frame.strip().decode()}")
-        return changes, [change.rsplit(": ", 1)[0] for change in changes]
+        return changes, [_key(change) for change in changes]
+
+
+def _key(change: str) -> str:
+    """``layer 'Box' (ind 1): ks.p.k: [1] → [2]`` -> ``layer 'Box' (ind 1) ks.p.k``: the
+    element, a space, the property (determinism/scenes.py groups frames by these)."""
+    where = change.rsplit(": ", 1)[0]
+    label, _, path = where.rpartition(": ")
+    return f"{label} {path}" if label else where
 
 
 def split_marker(path: Path) -> tuple[Path, str | None]:
