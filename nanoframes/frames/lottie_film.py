@@ -151,12 +151,6 @@ def _key(change: str) -> str:
     return f"{label} {path}" if label else where
 
 
-def split_marker(path: Path) -> tuple[Path, str | None]:
-    from .source import split_marker as split
-
-    return split(path)
-
-
 def open_lottie_film(path: Path, project_root: Path | str | None, *,
                      marker: str | None = None) -> LottieFilm:
     from ..lottie import open_lottie
@@ -165,9 +159,9 @@ def open_lottie_film(path: Path, project_root: Path | str | None, *,
     return LottieFilm(open_lottie(path, root, marker=marker), path, root, marker)
 
 
-def lottie_film_from_bytes(data: bytes, path: Path, project_root: Path | None) -> LottieFilm:
+def lottie_film_from_bytes(data: bytes, file: Path, project_root: Path | None,
+                           marker: str | None = None) -> LottieFilm:
     from ..lottie import lottie_from_bytes
 
-    file, marker = split_marker(path)
     return LottieFilm(lottie_from_bytes(bytes(data), file.name, project_root, marker=marker),
                       file, project_root, marker, text=bytes(data))

@@ -154,10 +154,8 @@ def file_of(path: str | Path) -> Path:
 
 
 def is_lottie_path(path: str | Path) -> bool:
-    try:
-        from ..lottie import is_lottie_name
-    except ImportError:  # TODO(films): until the lottie package lands
-        return Path(path).suffix.lower() in (".json", ".lottie")
+    from ..lottie import is_lottie_name
+
     return is_lottie_name(Path(path))
 
 
@@ -187,10 +185,11 @@ def open_parsed(path: str | Path, project_root: Path | str | None = None) -> Any
 def from_bytes(data: bytes, path: Path, project_root: Path | None) -> Any:
     """The parsed film of ``data`` read as the file ``path`` (which is never read):
     Lottie where ``path`` has a Lottie name, a composition otherwise."""
-    if is_lottie_path(file_of(path)):
+    file, marker = split_marker(path)
+    if is_lottie_path(file):
         from .lottie_film import lottie_film_from_bytes
 
-        return lottie_film_from_bytes(data, path, project_root)
+        return lottie_film_from_bytes(data, file, project_root, marker)
     from ..model.composition import from_text
 
     return from_text(data, path, project_root)
