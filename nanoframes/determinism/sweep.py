@@ -16,6 +16,7 @@ from ..config import Config, glob_compositions, relative_key
 from ..errors import NanoframesError
 from ..frames.source import FilmSource, is_film_name, open_parsed
 from ..model.composition import Composition
+from ..model.svg import COMPOSITION_SUFFIX
 from .excuses import speak
 from .ledger import Ledger, RecordSummary, is_test_key, read_ledger
 from .policy import mixed_toolchains, stale_keys
@@ -45,8 +46,9 @@ Progress = Callable[[Verdict], None]
 
 
 def collect(paths: Iterable[str | Path], config: Config, all_: bool = False) -> list[Path]:
-    """Explicit files and directories (the films inside: ``**/*.nf.svg``, and Lottie
-    files that the configured globs name), plus the configured
+    """Explicit files and directories (the films inside: ``**/*.nf.svg``, and the
+    Lottie films the configured globs name there: any ``*.json`` could be data), plus
+    the configured
     globs when ``all_`` or when no path is given. Sorted by key, de-duplicated.
 
     A named file that does not exist is kept, so the sweep reports it as an error.
@@ -58,16 +60,20 @@ def collect(paths: Iterable[str | Path], config: Config, all_: bool = False) -> 
         path = path.absolute()
         found.setdefault(relative_key(path, config.root), path)
 
-    configured: list[Path] | None = None
+    configured: dict[Path, list[Path]] | None = None
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            if configured is None:
-                configured = glob_compositions(config)
-            for child in path.rglob("*"):
-                if child.is_file() and is_film_name(child) and _inside_dir(
-                        child, path, configured):
+            for child in path.rglob(f"*{COMPOSITION_SUFFIX}"):
+                if child.is_file():
                     add(child)
+            if configured is None:  # and the other films the globs name under it
+                configured = configured_films(config)
+            inside = path.resolve()
+            for file, films in configured.items():
+                if file.is_relative_to(inside):
+                    for film in films:
+                        add(film)
         else:
             add(path)
     if all_ or not paths:
@@ -89,16 +95,6 @@ def configured_films(config: Config) -> dict[Path, list[Path]]:
         if not is_composition_name(file.name) and is_film_name(film):
             out.setdefault(file.resolve(), []).append(film)
     return out
-
-
-def _inside_dir(child: Path, directory: Path, configured: list[Path]) -> bool:
-    """A directory named on the command line holds its ``*.nf.svg`` files, and the Lottie
-    files the configured globs name (any ``*.json`` could be data, not a film)."""
-    from ..model.svg import is_composition_name
-
-    if is_composition_name(child.name):
-        return True
-    return any(child.absolute() == c.absolute() for c in configured)
 
 
 def require_coverage(paths: Sequence[str | Path], config: Config, ledger: Ledger,
