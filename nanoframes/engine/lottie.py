@@ -17,8 +17,11 @@ designs out (docs/limits.md, "Lottie"; docs/decisions/0106):
   (``srand``): ``random()`` in an expression is libc ``rand()``, process-global.
 - **Never the pose built while loading, never an ignored request**: ThorVG ignores
   ``set_frame`` within 0.0009 of its current frame (and after loading its current
-  frame is the one built during the load). Such a request first goes to another
-  frame, then to the one asked for, so the pose is always built by the request.
+  frame is the one built during the load, with the random state and JavaScript
+  state of that moment). Such a request first goes to a neighbouring frame, then
+  to the one asked for, so the pose is always built by the request. An expression
+  film (fresh animation per frame) takes that same path for every frame, so every
+  frame's expressions have run the same number of times.
 - **A per-frame time limit**: a watchdog thread aborts the process when one frame
   (load included) takes longer than ``$NANOFRAMES_LOTTIE_FRAME_SECONDS`` (default
   30); its crash record names the overrun, reported as ``render-timeout``.
@@ -274,16 +277,18 @@ class LottiePlayer:
                 self._watchdog.disarm()
                 site.left()
 
-    def _set_frame(self, frame_number: float, total: float) -> None:
+    def _set_frame(self, frame_number: float, total: float, detour: bool) -> None:
+        """Build ``frame_number``'s pose. ThorVG ignores a request within 0.0009 of its
+        current frame (after loading: the pose built while loading); such a request,
+        and every request where ``detour`` is set, first goes to a neighbouring frame."""
         lib, anim = self._lib, self._anim
-        res = lib.tvg_animation_set_frame(anim, frame_number)
+        res = raster._INSUFFICIENT_CONDITION if detour \
+            else lib.tvg_animation_set_frame(anim, frame_number)
         if res == raster._INSUFFICIENT_CONDITION:
-            # ignored: within 0.0009 of the current frame (or of the pose built while
-            # loading). Go elsewhere first, so the pose is built by this request.
-            detour = frame_number + 1.0 if frame_number + 1.0 < total else frame_number - 1.0
-            if abs(detour - frame_number) <= _IGNORED_WITHIN or detour < 0:
-                detour = frame_number + 0.5 if frame_number + 0.5 < total else 0.0
-            raster._check(lib.tvg_animation_set_frame(anim, detour), "set_frame (detour)")
+            other = frame_number + 1.0 if frame_number + 1.0 < total else frame_number - 1.0
+            if other < 0:  # a one-frame film: half a frame on, still inside it
+                other = frame_number + 0.5
+            raster._check(lib.tvg_animation_set_frame(anim, other), "set_frame (detour)")
             res = lib.tvg_animation_set_frame(anim, frame_number)
         raster._check(res, f"set_frame({frame_number:g})")
 
@@ -297,7 +302,8 @@ class LottiePlayer:
             raise NanoframesError("render-failed", f"frame {frame_number:g} is outside the "
                                   f"animation's {total.value:g} frames")
         reseed(seed)  # before the frame is built: expressions run in set_frame
-        self._set_frame(float(frame_number), total.value)
+        # an expression film's fresh animation takes the same steps for every frame
+        self._set_frame(float(frame_number), total.value, self._fresh_per_frame)
         rast = self._raster
         width, height = rast._target(width, height)
         canvas = rast._canvas

@@ -72,7 +72,8 @@ def inline_images(tree: dict, file: Path, project_root: Path, members: Members,
 def _from_archive(folder: str, name: str, members: dict[str, bytes], file: Path, loader,
                   position: int):
     """An image of a .lottie archive, by its path inside the archive (``/images/x.png``
-    and ``images/x.png`` are the same member)."""
+    and ``images/x.png`` are the same member); a bare name (``"u": ""``, as dotLottie
+    exporters write) is looked up in ``images/`` (dotLottie 2: ``i/``)."""
     import base64
 
     joined = PurePosixPath(folder.lstrip("/")) / name if folder else PurePosixPath(name)
@@ -82,6 +83,9 @@ def _from_archive(folder: str, name: str, members: dict[str, bytes], file: Path,
                               "the archive", file)
     key = "/".join(parts)
     data = members.get(key)
+    if data is None and len(parts) == 1:
+        key = next((f"{d}{key}" for d in ("images/", "i/") if f"{d}{key}" in members), key)
+        data = members.get(key)
     if data is None:
         raise NanoframesError("image-missing", f"{key[:80]!r} is not in the archive", file)
     uri = "data:application/octet-stream;base64," + base64.b64encode(data).decode("ascii")

@@ -4,7 +4,8 @@
 What ThorVG 1.0.4 was measured to crash or hang on is refused here: layers that
 parent each other (SIGSEGV), a precomposition that contains itself (SIGSEGV), a
 repeater with 10^6 copies (hangs), keyframes whose easing is ``null`` (reads
-uninitialised memory). The rest bound the work a document can ask for.
+uninitialised memory; ``null`` handles are dropped, any other malformed handle is
+refused). The rest bound the work a document can ask for.
 """
 
 from __future__ import annotations
@@ -69,7 +70,10 @@ def check_timing(tree: dict, file: Path) -> Timing:
     """Frame rate and range. Frames are integers from ``ip``: film frame ``i`` is
     ThorVG frame ``i`` (relative to ``ip``), for every ``i`` with ``ip + i < op``, so
     a fractional ``op - ip`` is rounded up (``ceil``): the last frame starts before
-    ``op``, as in ThorVG's own ``[0, op - ip)``."""
+    ``op``, as in ThorVG's own ``[0, op - ip)``. An excess over a whole number below
+    ``SLACK`` (a thousandth of a frame) is exporter rounding, not a frame: After
+    Effects at 29.97 fps writes ``op`` 301.000012 for 301 frames, and ThorVG, reading
+    float32, counts 301."""
     fr, ip, op = (_decimal(tree[k]) for k in ("fr", "ip", "op"))
     if fr is None or not 0 < fr <= MAX_FPS:
         raise NanoframesError("lottie-range", f"frame rate fr={str(tree['fr'])[:20]} is not in "
@@ -77,7 +81,10 @@ def check_timing(tree: dict, file: Path) -> Timing:
     if ip is None or op is None or not op > ip:
         raise NanoframesError("lottie-range", f"the range ip={str(tree['ip'])[:20]} .. "
                               f"op={str(tree['op'])[:20]} is empty or negative", file)
-    count = math.ceil(op - ip)
+    count = frames_below(op - ip)
+    if count < 1:
+        raise NanoframesError("lottie-range", f"the range ip={str(tree['ip'])[:20]} .. "
+                              f"op={str(tree['op'])[:20]} holds no whole frame", file)
     if count > MAX_FRAMES:
         raise NanoframesError("lottie-range", f"{count} frames exceed the limit of "
                               f"{MAX_FRAMES}", file)
@@ -85,6 +92,14 @@ def check_timing(tree: dict, file: Path) -> Timing:
         raise NanoframesError("lottie-range", f"{float(count / fr):g} s exceeds the limit of "
                               f"{MAX_DURATION} s", file)
     return Timing(float(fr), float(ip), float(op), count)
+
+
+SLACK = Decimal("0.001")
+
+
+def frames_below(span) -> int:
+    """How many whole frames 0, 1, 2... lie below ``span`` (``SLACK`` forgiven)."""
+    return math.ceil(Decimal(str(span)) - SLACK)
 
 
 def _layer_lists(tree: dict) -> list[tuple[str | None, list]]:
@@ -120,8 +135,27 @@ def check_parenting(comp: str | None, layers: list, file: Path) -> None:
             node = parents.get(node)
 
 
+def check_types(tree: dict, file: Path) -> None:
+    """The top-level lists and objects the reader walks have their types."""
+    expected = {"layers": list, "assets": list, "markers": list, "chars": list, "fonts": dict}
+    for key, kind in expected.items():
+        if key in tree and not isinstance(tree[key], kind):
+            what = "a list" if kind is list else "an object"
+            raise NanoframesError("lottie-invalid", f"{key!r} is not {what}", file)
+    if "fonts" in tree and not isinstance(tree["fonts"].get("list", []), list):
+        raise NanoframesError("lottie-invalid", "'fonts.list' is not a list", file)
+    for key in ("assets", "markers", "chars"):
+        if any(not isinstance(item, dict) for item in tree.get(key, [])):
+            raise NanoframesError("lottie-invalid", f"an item of {key!r} is not an object", file)
+    for asset in tree.get("assets", []):
+        if "layers" in asset and not isinstance(asset["layers"], list):
+            raise NanoframesError("lottie-invalid", f"precomposition "
+                                  f"{str(asset.get('id'))[:40]!r}: 'layers' is not a list", file)
+
+
 def check_structure(tree: dict, file: Path) -> None:
     """Layer counts, parenting and precomposition cycles, repeaters, easing, text size."""
+    check_types(tree, file)
     lists = _layer_lists(tree)
     written = sum(len(layers) for _, layers in lists)
     if written > MAX_LAYERS:
@@ -184,13 +218,11 @@ def _walk(tree: dict, file: Path) -> None:
             if most > MAX_REPEATER_COPIES:
                 raise NanoframesError("lottie-too-large", f"a repeater asks for {most:g} copies;"
                                       f" the limit is {MAX_REPEATER_COPIES}", file)
-        if "t" in node and ("s" in node or "i" in node or "o" in node):
-            for key in ("i", "o"):
-                if key in node and node[key] is None:
-                    at = str(node["t"])[:20]
-                    raise NanoframesError("lottie-keyframe", f"a keyframe at t={at}"
-                                          f" has \"{key}\": null (its easing is missing; ThorVG "
-                                          "would read uninitialised memory)", file)
+        keys = node.get("k")
+        if isinstance(keys, list):  # an animated property's keyframes
+            for key in keys:
+                if isinstance(key, dict) and number(key.get("t")) is not None:
+                    _easing(key, file)
         code = node.get("x")
         if isinstance(code, str) and not isinstance(code, Number):
             expression_chars += len(code)
@@ -216,6 +248,23 @@ def _walk(tree: dict, file: Path) -> None:
         for key, value in node.items():
             if isinstance(value, (dict, list)):
                 stack.append((value, inner if key in ("it", "shapes") else copies))
+
+
+def _easing(key: dict, file: Path) -> None:
+    """A keyframe's easing handles: ``"i": null`` / ``"o": null`` (written by some
+    exporters) are dropped, so the keyframe eases linearly, as with no handles; any
+    other handle that is not an object with ``x`` and ``y`` is refused. ThorVG reads
+    such a handle as a point it never initialises (the pixels vary run to run)."""
+    for name in ("i", "o"):
+        if name not in key:
+            continue
+        handle = key[name]
+        if handle is None:
+            del key[name]
+        elif not isinstance(handle, dict) or "x" not in handle or "y" not in handle:
+            raise NanoframesError("lottie-keyframe", f"a keyframe at t={str(key['t'])[:20]} has"
+                                  f" an easing handle \"{name}\" without x and y (ThorVG would "
+                                  "read uninitialised memory)", file)
 
 
 def _most(prop: object) -> float:

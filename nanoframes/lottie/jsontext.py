@@ -92,15 +92,20 @@ def _check_depth(tree: object, file: Path | str) -> None:
             raise NanoframesError("lottie-too-deep", f"JSON nests deeper than {MAX_JSON_DEPTH} "
                                   "levels", file)
         if isinstance(node, dict):
-            stack.extend((v, depth + 1) for v in node.values() if isinstance(v, (dict, list)))
-            for key in node:
+            for key, value in node.items():
                 _check_text(key, file)
+                if isinstance(value, (dict, list)):
+                    stack.append((value, depth + 1))
+                elif isinstance(value, str) and not isinstance(value, Number):
+                    _check_text(value, file)
         elif isinstance(node, list):
-            stack.extend((v, depth + 1) for v in node if isinstance(v, (dict, list)))
+            for value in node:
+                if isinstance(value, (dict, list)):
+                    stack.append((value, depth + 1))
+                elif isinstance(value, str) and not isinstance(value, Number):
+                    _check_text(value, file)
         elif isinstance(node, str) and not isinstance(node, Number):
             _check_text(node, file)
-    if isinstance(tree, str) and not isinstance(tree, Number):
-        _check_text(tree, file)
 
 
 def _check_text(text: str, file: Path | str) -> None:

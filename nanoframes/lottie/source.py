@@ -101,7 +101,7 @@ class LottieSource:
         for face in self.faces:
             data = read_regular(face.path)
             if hashlib.sha256(data).hexdigest() != face.sha256:
-                raise NanoframesError("edited-while-drawn", f"face {face.path.name} changed "
+                raise NanoframesError("input-changed", f"face {face.path.name} changed "
                                       "while the film was drawn", self.path)
             out.append((face.name, data))
         return out
@@ -193,22 +193,21 @@ def _book(project_root: Path | None):
 
 
 def _projected(tree: dict, images) -> dict:
-    """``tree`` with each inlined image's data replaced by its digest."""
-    digests = {name: sha for name, sha, _ in images}
+    """``tree`` with each inlined image's data left out (its bytes are ``media``)."""
+    ids = {name for name, _, _ in images}
     out = dict(tree)
     out["assets"] = [
-        {**a, "p": "sha256:" + digests[str(a.get("id"))]}
-        if isinstance(a, dict) and str(a.get("id")) in digests and "layers" not in a else a
+        {**a, "p": "(media)"}
+        if isinstance(a, dict) and str(a.get("id")) in ids and "layers" not in a else a
         for a in tree.get("assets") or []]
     return out
 
 
 def _markers(tree: dict, timing: checks.Timing):
     """Markers as film frame ranges ``[start, end)``: the frames ``i`` with
-    ``tm <= ip + i < tm + dr`` (``i`` over the whole film). Markers that give no
+    ``tm <= ip + i < tm + dr`` (``i`` over the whole film; the same thousandth of a
+    frame forgiven as for ``op``). Markers that give no
     frames, or a name given twice, are kept out (``skipped``, with the reason)."""
-    import math
-
     found: dict[str, tuple[int, int]] = {}
     skipped: dict[str, str] = {}
     for item in tree.get("markers") or []:
@@ -219,8 +218,8 @@ def _markers(tree: dict, timing: checks.Timing):
         if tm is None or dr is None or dr <= 0:
             skipped[name] = "its duration dr is not a positive number"
             continue
-        start = max(0, math.ceil(tm - timing.ip))
-        end = min(timing.frame_count, math.ceil(tm + dr - timing.ip))
+        start = max(0, checks.frames_below(tm - timing.ip))
+        end = min(timing.frame_count, checks.frames_below(tm + dr - timing.ip))
         if name in found or name in skipped:
             skipped[name] = "the name is given to two markers"
             found.pop(name, None)
