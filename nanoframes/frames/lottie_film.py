@@ -48,6 +48,7 @@ class LottieFilm:
         self.width, self.height = int(source.width), int(source.height)
         self.frame_count = int(source.frame_count)
         self.fps = Fraction(source.fps).limit_denominator(1001)
+        self.duration = self.frame_count / self.fps  # seconds (--t picks a frame within)
         parts = source.identity_parts()
         self._key = f"{parts['source']}/{parts['media']}/{parts['fonts']}"  # as lottie.prepare
         self._prepared = False

@@ -175,8 +175,6 @@ def open_parsed(path: str | Path, project_root: Path | str | None = None) -> Any
         from .lottie_film import open_lottie_film
 
         return open_lottie_film(file, project_root, marker=marker)
-    if marker is not None:  # not reached: split_marker keeps markers to Lottie names
-        raise NanoframesError("film-marker", f"{file.name} has no markers", file)
     from ..model.composition import parse
 
     return parse(path, project_root)
