@@ -145,7 +145,7 @@ def main(argv: list[str]) -> int:
             close()
         t_nf = _best(lambda path=path: read_film(path, dedup=False), args.repeat, clock)
         n = len(frames)
-        t_player = _best(lambda film=film, n=n: [film.raster(film.document(i), i)
+        t_player = _best(lambda film=film, n=n: [film.raster(film.document(i))
                                                  for i in range(n)], args.repeat, clock)
         total_player += t_player
         total_bare += t_bare

@@ -56,6 +56,7 @@ class Film:
         self.width, self.height = scaled_size(self.source.width, self.source.height,
                                               self.scale, self.source.path)
         self._index: int | None = None  # the frame whose scene was made last
+        self._drawing: int | None = None  # the frame _raster_frame is drawing
         self.rasterized = 0  # documents actually rasterized (for benchmarks and tests)
         # rendered-document hash -> output.Encoded: the PNGs just written, which
         # held frames reuse (output.write_run)
@@ -106,20 +107,26 @@ class Film:
         self._index = index
         return self.source.document(index)
 
-    def raster(self, doc: bytes, index: int | None = None) -> np.ndarray:
-        """Pixels of a scene: a view, valid until the next raster call. ``index``:
-        the frame (default: the one whose scene was made last). A crash in ThorVG
-        names that frame, unless the caller named one (``site.working_on``, as the
-        drawing thread of ``digests`` does)."""
+    def raster(self, doc: bytes) -> np.ndarray:
+        """Pixels of a scene: a view, valid until the next raster call. The frame is
+        the one ``_raster_frame`` is drawing, else the one whose scene was made last
+        (a Lottie film's player is told the frame; a composition's scene is all there
+        is). A crash in ThorVG names that frame, unless the caller named one
+        (``site.working_on``, as the drawing thread of ``digests`` does)."""
         self.rasterized += 1
-        index = self._index if index is None else index
+        index = self._drawing if self._drawing is not None else self._index
         with site.working_on(self.source.path, index):
             return self.source.draw(doc, index if index is not None else 0, self.width,
                                     self.height, self._slot)
 
     def _raster_frame(self, doc: bytes, index: int) -> np.ndarray:
-        with site.working_on(self.source.path, index):
-            return self.raster(doc, index)
+        # only ever on one thread at a time: the drawing thread, or this one
+        self._drawing = index
+        try:
+            with site.working_on(self.source.path, index):
+                return self.raster(doc)
+        finally:
+            self._drawing = None
 
     def frames(self, indices: Iterable[int] | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """(index, RGBA) in the given order. Arrays are read-only and may be shared
