@@ -171,6 +171,61 @@ def test_thorvg_ignores_requests_within_0_0009(player):
     assert _draw(player, doc, 5) == _draw(player, doc, 5)
 
 
+def test_null_easing_reads_uninitialised_memory_unless_dropped():
+    script = """
+        import hashlib, json, os, sys, lottie_gen as g
+        from nanoframes.engine import lottie as L
+        from nanoframes.lottie import lottie_from_bytes
+        doc = g.animation()
+        for key in doc["layers"][0]["ks"]["p"]["k"]:
+            key["i"] = key["o"] = None
+        raw = json.dumps(doc).encode()
+        data = raw if sys.argv[1] == "raw" else lottie_from_bytes(raw, "t.json").document
+        heap = [bytearray(os.urandom(64)) for _ in range(int(sys.argv[2]))]
+        p = L.get_player()
+        p.load(data, "k")
+        print(hashlib.sha256(p.draw(15, 200, 100, b"s").tobytes()).hexdigest())
+    """
+    def drawn(kind: str, allocations: int) -> str:
+        out = subprocess.run([sys.executable, "-c", textwrap.dedent(script), kind,
+                              str(allocations)], cwd=ROOT, capture_output=True, text=True,
+                             timeout=60, env={**os.environ, "PYTHONPATH": str(ROOT / "tests")})
+        assert out.returncode == 0, out.stderr
+        return out.stdout.strip()
+
+    # designed out: the handles are dropped, so the keyframes ease linearly, always
+    drops = {drawn("read", n) for n in (0, 1, 50)}
+    assert len(drops) == 1
+    # the hazard: the file as written draws a point ThorVG never set, which varies
+    # from process to process (measured: 3 different frames in 12 processes, the
+    # linear one in 8); 20 processes all drawing the linear one is a 1-in-3,000 event
+    assert any(drawn("raw", n) not in drops for n in range(20))
+
+
+def test_thorvg_opens_any_path_nanoframes_never_hands_it_one(tmp_path, player):
+    (tmp_path / "red.png").write_bytes(g.png(rgba=(255, 0, 0, 255)))
+    doc = g.animation(layers=[g.image_layer("img")], assets=[
+        g.image_asset("img", str(tmp_path / "red.png"), folder="")])
+    raw = json.dumps(doc).encode()
+    player.load(raw, "raw")
+    # the hazard: ThorVG reads an absolute path (from outside any project) and draws it
+    assert player.draw(0, 200, 100, b"s")[5, 5].tolist() == [255, 0, 0, 255]
+    with pytest.raises(NanoframesError) as info:
+        lottie_from_bytes(raw, "t.json", tmp_path / "project")
+    assert info.value.code == "image-outside"
+
+
+def test_successive_films_never_show_an_earlier_image(player):
+    # ThorVG can serve a file it loaded before from its cache; inline images of the
+    # same size, one film after another, each draw their own pixels
+    colours = [(255, 0, 0, 255), (0, 0, 255, 255), (0, 255, 0, 255)] * 3
+    for rgba in colours:
+        doc = g.animation(layers=[g.image_layer("img")], assets=[g.image_asset(
+            "img", g.data_uri(g.png(rgba=rgba)), folder="", embedded=1)])
+        view = draw_frame(lottie_from_bytes(g.dumps(doc), "t.json"), 0, player=player)
+        assert view[5, 5].tolist() == list(rgba)
+
+
 def test_player_reads_what_the_reader_read(player):
     doc = g.animation(ip=5, op=65.5, fr=25, markers=[("a", 10, 20)])
     source = lottie_from_bytes(g.dumps(doc), "t.json")
@@ -180,6 +235,27 @@ def test_player_reads_what_the_reader_read(player):
     assert source.frame_count == 61 and duration * source.fps == pytest.approx(total)
     assert player.markers() == {"a": (10.0, 30.0)}  # absolute frames, as written
     assert source.markers["a"] == (5, 25)  # film frames: relative to ip
+
+
+def test_film_frames_count_from_ip(player):
+    doc = g.animation(ip=10, op=70, layers=[g.shape_layer(
+        position=g.keyed((10, [20, 50, 0]), (40, [170, 50, 0])), op=70)])
+    source = lottie_from_bytes(g.dumps(doc), "t.json")
+    ink = []
+    for index in (0, 30):  # the keyframes' times, 10 and 40, less ip
+        row = draw_frame(source, index, player=player)[50, :, 3]
+        ink.append((int(row.nonzero()[0].min()), int(row.nonzero()[0].max())))
+    assert ink == [(0, 39), (150, 189)]  # the 40 px box centred on x = 20, then 170
+
+
+def test_a_marker_film_draws_the_frames_of_the_whole_film(player):
+    doc = g.dumps(g.animation(markers=[("middle", 20, 10)]))
+    whole = lottie_from_bytes(doc, "t.json")
+    middle = lottie_from_bytes(doc, "t.json", marker="middle")
+    assert middle.frame_count == 10 and hash(middle) != hash(whole)
+    part = [_digest(draw_frame(middle, i, player=player)) for i in range(10)]
+    assert part == [_digest(draw_frame(whole, 20 + i, player=player)) for i in range(10)]
+    assert middle.scene(0) == whole.scene(20)
 
 
 def test_text_and_images_draw(tmp_path, player):
@@ -280,6 +356,12 @@ def test_an_expression_that_never_ends_is_render_timeout(tmp_path):
     crash = site.find_crash(tmp_path)
     assert crash.code == "render-timeout" and crash.frame == 2
     assert "per-frame time limit" in crash.line()
+    # the command's guard reports the record with the code the crash carries
+    from nanoframes.cli.guard import _crash_line
+
+    assert _crash_line(str(tmp_path / str(crash.pid)), signal.SIGABRT) == (
+        "loop.json: error[render-timeout]: drawing frame 2 ran past the per-frame time "
+        "limit (an expression that does not end?); the process was stopped")
 
 
 def test_frame_limit_setting_is_checked(monkeypatch):

@@ -5,6 +5,7 @@ dotLottie archives, markers, and every refusal as one line with its code
 from __future__ import annotations
 
 import copy
+import hashlib
 import io
 import json
 import zipfile
@@ -147,6 +148,14 @@ def test_repeater_and_layer_counts():
     _refused(g.animation(layers=[g.shape_layer(shapes=[nested])]), "lottie-too-large")
     many = g.animation(layers=[g.shape_layer(ind=i) for i in range(10_001)])
     _refused(many, "lottie-too-large")
+    # a precomposition with a repeater of 1,000, used 1,001 times: 1,001,000 copies
+    inner = {"id": "r", "layers": [g.shape_layer(shapes=[g.group(g.rect(), g.fill(),
+                                                                 g.repeater(1000))])]}
+    fan = g.animation(layers=[g.precomp_layer("r", ind=i) for i in range(1, 1002)],
+                      assets=[inner])
+    assert "copies of layers" in _refused(fan, "lottie-too-large")
+    fan["layers"] = fan["layers"][:999]  # 999 + 999 x 1,000 = 999,999 is drawn
+    lottie_from_bytes(g.dumps(fan), "a.json")
 
 
 def test_null_easing_dropped_other_malformed_easing_refused():
@@ -171,6 +180,7 @@ def test_null_easing_dropped_other_malformed_easing_refused():
 
 def test_images_inlined_and_identified(proj):
     (proj / "a.json").write_bytes(g.dumps(_doc_with_image()))
+    doc_without_id = _doc_with_image()
     source = open_lottie(proj / "a.json", proj)
     asset = json.loads(source.document)["assets"][0]
     assert asset["p"].startswith("data:image/png;base64,") and asset["u"] == "" and asset["e"] == 1
@@ -181,6 +191,13 @@ def test_images_inlined_and_identified(proj):
     (proj / "images" / "a.png").write_bytes(g.png(rgba=(255, 0, 0, 255)))
     after = open_lottie(proj / "a.json", proj).identity_parts()
     assert after["media"] != before["media"] and after["source"] == before["source"]
+    projection = source.projection()
+    assert b"(media)" in projection and b"base64" not in projection
+    assert hashlib.sha256(projection).hexdigest() == before["source"]
+    # an image asset without an id is named by its position
+    del doc_without_id["assets"][0]["id"]
+    unnamed = lottie_from_bytes(g.dumps(doc_without_id), "a.json", proj)
+    assert unnamed.media_items()[0][0] == "#1" and b"base64" not in unnamed.projection()
 
 
 @pytest.mark.parametrize("folder,name,code", [

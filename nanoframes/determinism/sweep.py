@@ -279,7 +279,7 @@ def _result(path: Path, started: PendingReading | Verdict) -> Reading | Verdict:
     try:
         return started.result()
     except NanoframesError as exc:
-        if exc.code == "render-crashed":  # the pool is gone: the command ends with it
+        if exc.code in ("render-crashed", "render-timeout"):  # the pool is gone: it ends
             raise
         if exc.code == "worker-died":  # killed (out of memory, a signal): this film's error
             return error(started.key, f"{path}: error[worker-died]: a worker process died "

@@ -37,6 +37,15 @@ class FaceUse:
     sha256: str
 
 
+def image_ident(asset: dict, position: int) -> str:
+    """An image asset's name in ``media``: its ``id``, else ``#N`` (1-based position)."""
+    return str(asset["id"]) if "id" in asset else f"#{position}"
+
+
+def is_image_asset(asset: object) -> bool:
+    return isinstance(asset, dict) and _is_image_asset(asset)
+
+
 def _is_image_asset(asset: dict) -> bool:
     return "layers" not in asset and isinstance(asset.get("p"), str) \
         and not isinstance(asset.get("p"), Number)
@@ -53,7 +62,7 @@ def inline_images(tree: dict, file: Path, project_root: Path, members: Members,
             continue
         folder = asset.get("u") if isinstance(asset.get("u"), str) else ""
         name = asset["p"]
-        ident = str(asset.get("id", f"#{position}"))
+        ident = image_ident(asset, position)
         if name.startswith("data:"):
             image = loader(name, file.parent, project_root, file, None, position)
             read = None

@@ -23,6 +23,7 @@ MAX_LAYERS = 10_000            # layer objects written in the file (root and pre
 MAX_LAYER_INSTANCES = 100_000  # layers drawn, each precomposition counted where it is used
 MAX_REPEATER_COPIES = 1_000    # one repeater's copies (ThorVG hangs on 10^6)
 MAX_NESTED_COPIES = 100_000    # copies of repeaters inside repeaters, multiplied
+MAX_DRAWN_COPIES = 1_000_000  # layers drawn, each times its repeaters, precomps expanded
 MAX_EXPRESSION_CHARS = 100_000  # all expressions together
 
 
@@ -173,7 +174,15 @@ def check_structure(tree: dict, file: Path) -> None:
     if sizes[None] > MAX_LAYER_INSTANCES:
         raise NanoframesError("lottie-too-large", f"precompositions expand to {sizes[None]} "
                               f"layers; the limit is {MAX_LAYER_INSTANCES}", file)
-    _walk(tree, file)
+    _walk(tree, file)  # repeaters within one layer first: their own limits
+    copies = {comp: sum(_layer_copies(layer) for layer in layers) for comp, layers in lists}
+    drawn: dict[str | None, int] = {}
+    for comp, _ in lists:
+        _instances(comp, uses, copies, drawn, file)
+    if drawn[None] > MAX_DRAWN_COPIES:
+        raise NanoframesError("lottie-too-large", f"repeaters and precompositions draw "
+                              f"{drawn[None]} copies of layers; the limit is "
+                              f"{MAX_DRAWN_COPIES}", file)
 
 
 def _instances(start: str | None, uses: dict, counts: dict, sizes: dict, file: Path) -> int:
@@ -186,7 +195,7 @@ def _instances(start: str | None, uses: dict, counts: dict, sizes: dict, file: P
         if done:
             on_path.discard(comp)
             total = counts[comp] + sum(sizes[ref] for ref in uses[comp] if ref in uses)
-            sizes[comp] = min(total, 10 * MAX_LAYER_INSTANCES)  # stays a small number
+            sizes[comp] = min(total, 10 ** 15)  # past every limit, and stays a small number
             continue
         if comp in sizes:
             continue
@@ -265,6 +274,25 @@ def _easing(key: dict, file: Path) -> None:
             raise NanoframesError("lottie-keyframe", f"a keyframe at t={str(key['t'])[:20]} has"
                                   f" an easing handle \"{name}\" without x and y (ThorVG would "
                                   "read uninitialised memory)", file)
+
+
+def _layer_copies(layer: object) -> int:
+    """How many times a layer's most repeated shape is drawn (1 without repeaters):
+    the product of the repeaters on the way down its groups, at its largest."""
+    shapes = layer.get("shapes") if isinstance(layer, dict) else None
+    most = 1
+    stack = [(shapes, 1)]
+    while stack:
+        items, copies = stack.pop()
+        if not isinstance(items, list):
+            continue
+        for item in items:
+            if isinstance(item, dict) and item.get("ty") == "rp":
+                copies *= max(1, math.ceil(min(_most(item.get("c")), MAX_REPEATER_COPIES)))
+        most = max(most, min(copies, MAX_DRAWN_COPIES + 1))
+        stack.extend((item.get("it"), copies) for item in items
+                     if isinstance(item, dict) and item.get("ty") == "gr")
+    return most
 
 
 def _most(prop: object) -> float:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import math
+from json.encoder import encode_basestring as _string  # json.dumps(s, ensure_ascii=False)
 from pathlib import Path
 
 from ..errors import NanoframesError
@@ -120,53 +121,43 @@ def _check_text(text: str, file: Path | str) -> None:
 
 
 def canonical(tree: object) -> bytes:
-    """The canonical bytes of ``tree`` (as ``parse`` gives it, or built of the same types)."""
+    """The canonical bytes of ``tree`` (as ``parse`` gives it, or built of the same types).
+    Recursive: ``parse`` refuses trees deeper than ``MAX_JSON_DEPTH``."""
     out: list[str] = []
-    stack: list = [tree]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, _Raw):
-            out.append(node.text)
-        elif isinstance(node, Number):
-            out.append(str.__str__(node))
-        elif isinstance(node, str):
-            out.append(json.dumps(node, ensure_ascii=False))
-        elif node is True:
-            out.append("true")
-        elif node is False:
-            out.append("false")
-        elif node is None:
-            out.append("null")
-        elif isinstance(node, (int, float)):  # built by nanoframes, never parsed
-            if isinstance(node, float) and node.is_integer():
-                node = int(node)
-            out.append(repr(node))
-        elif isinstance(node, dict):
-            parts: list = [_Raw("{")]
-            for i, (key, value) in enumerate(node.items()):
-                parts.append(_Raw(("," if i else "") + json.dumps(key, ensure_ascii=False)
-                                  + ":"))
-                parts.append(value)
-            parts.append(_Raw("}"))
-            stack.extend(reversed(parts))
-        elif isinstance(node, list):
-            parts = [_Raw("[")]
-            for i, value in enumerate(node):
-                if i:
-                    parts.append(_Raw(","))
-                parts.append(value)
-            parts.append(_Raw("]"))
-            stack.extend(reversed(parts))
-        else:  # pragma: no cover - parse gives no other type
-            raise TypeError(type(node).__name__)
+    _emit(tree, out.append)
     return "".join(out).encode("utf-8")
 
 
-class _Raw:
-    __slots__ = ("text",)
-
-    def __init__(self, text: str) -> None:
-        self.text = text
+def _emit(node: object, put) -> None:
+    if isinstance(node, Number):
+        put(str.__str__(node))
+    elif isinstance(node, str):
+        put(_string(node))
+    elif isinstance(node, dict):
+        put("{")
+        first = True
+        for key, value in node.items():
+            put(_string(key) + ":" if first else "," + _string(key) + ":")
+            first = False
+            _emit(value, put)
+        put("}")
+    elif isinstance(node, list):
+        put("[")
+        for i, value in enumerate(node):
+            if i:
+                put(",")
+            _emit(value, put)
+        put("]")
+    elif node is True:
+        put("true")
+    elif node is False:
+        put("false")
+    elif node is None:
+        put("null")
+    elif isinstance(node, (int, float)):  # built by nanoframes, never parsed
+        put(repr(int(node)) if isinstance(node, float) and node.is_integer() else repr(node))
+    else:  # pragma: no cover - parse gives no other type
+        raise TypeError(type(node).__name__)
 
 
 def number(value: object) -> float | None:

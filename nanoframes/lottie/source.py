@@ -59,6 +59,10 @@ class LottieSource:
     projection_sha256: str = ""
     skipped_markers: dict[str, str] = field(default_factory=dict)  # name -> why not a film
 
+    def __hash__(self) -> int:  # the markers dict aside: a source names one film
+        return hash((str(self.path), self.projection_sha256, self.identity_parts()["media"],
+                     self.marker, self.offset, self.frame_count))
+
     # -- frames -------------------------------------------------------------------
 
     def frame_number(self, index: int) -> float:
@@ -79,6 +83,15 @@ class LottieSource:
                               + b"\0%r" % self.frame_number(index)).digest()
 
     # -- identity -----------------------------------------------------------------
+
+    def projection(self) -> bytes:
+        """The canonical projection ``source`` is the SHA-256 of: the document with
+        each image's data left out (rebuilt from the document)."""
+        made = jsontext.canonical(_projected(jsontext.parse(self.document, self.path)))
+        if hashlib.sha256(made).hexdigest() != self.projection_sha256:  # pragma: no cover
+            raise NanoframesError("render-failed", "the source projection does not rebuild "
+                                  "from the document", self.path)
+        return made
 
     def identity_parts(self) -> dict[str, str]:
         return {"source": self.projection_sha256,
@@ -165,7 +178,7 @@ def _build(data: bytes, path: Path, project_root: Path | None, marker: str | Non
                                   members, _image_loader)
     faces = assets.resolve_faces(tree, path, _book(project_root))
     document = jsontext.canonical(tree)
-    projection = hashlib.sha256(jsontext.canonical(_projected(tree, images))).hexdigest()
+    projection = hashlib.sha256(jsontext.canonical(_projected(tree))).hexdigest()
     markers, skipped = _markers(tree, timing)
     offset, count = 0, timing.frame_count
     if marker is not None:
@@ -192,14 +205,13 @@ def _book(project_root: Path | None):
     return font_book(load_config(project_root) if project_root is not None else None)
 
 
-def _projected(tree: dict, images) -> dict:
+def _projected(tree: dict, images=None) -> dict:
     """``tree`` with each inlined image's data left out (its bytes are ``media``)."""
-    ids = {name for name, _, _ in images}
+    if "assets" not in tree:
+        return tree
     out = dict(tree)
-    out["assets"] = [
-        {**a, "p": "(media)"}
-        if isinstance(a, dict) and str(a.get("id")) in ids and "layers" not in a else a
-        for a in tree.get("assets") or []]
+    out["assets"] = [{**a, "p": "(media)"} if assets.is_image_asset(a) else a
+                     for a in tree.get("assets") or []]
     return out
 
 
