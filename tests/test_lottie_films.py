@@ -239,3 +239,15 @@ def test_plugin_items_per_film_and_the_nf_fixture(pytester: pytest.Pytester,
     done = pytester.runpytest_subprocess("--nf-check", "-p", "no:randomly", *xdist,
                                          timeout=600)
     done.assert_outcomes(passed=2, xfailed=3)  # the file and both fixture checks
+
+
+def test_nf_selftest_collects_each_lottie_film(pytester: pytest.Pytester) -> None:
+    pytester.makefile(".toml", pyproject=PYPROJECT.format(extra=""))
+    films = pytester.path / "films"
+    films.mkdir()
+    shutil.copy(EXAMPLES / "toggle.lottie", films)
+    done = pytester.runpytest_subprocess("--nf-selftest", "--collect-only", "-q",
+                                         "-p", "no:randomly", "films", timeout=300)
+    lines = [x for x in done.stdout.lines if "::" in x]
+    assert lines == ["films/toggle.lottie::selftest[toggle.lottie]",
+                     "films/toggle.lottie::selftest[toggle.lottie#on]"]
