@@ -173,3 +173,22 @@ def test_a_composition_and_a_lottie_film_share_one_worker(project: Path) -> None
     with worker_pool(1, project) as pool:
         there = [film_digests(Film.open(f.source.path, project), pool=pool) for f in films]
     assert there == here
+
+
+def test_a_lottie_scene_is_what_the_player_is_handed(project: Path) -> None:
+    """The scene of a Lottie frame: the document ThorVG loads and the frame it draws;
+    its SHA-256 is the frame's scene digest, and ``nanoframes svg`` prints it."""
+    import hashlib
+
+    from scratch_project import nf
+
+    film = Film.open(project / "films" / "m.json#press", project)
+    film.digests()
+    lottie = film.source.lottie
+    for i in (0, 7):
+        scene = film.document(i)
+        assert scene == lottie.document + b"\n#frame=%r\n" % float(6 + i)
+        assert film.scenes[i] == hashlib.sha256(scene).hexdigest()
+    done = nf(project, "svg", "films/m.json#press", "--frame", "7")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.encode() == film.document(7) + b"\n"
