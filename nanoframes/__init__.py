@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 __all__ = [
-    "Composition", "FilmDigest", "Finding", "Identity", "Kind", "NanoframesError", "Verdict",
+    "Composition", "FilmDigest", "Finding", "Identity", "Kind", "LottieFilm", "NanoframesError",
+    "Verdict",
     "__version__", "film_digest", "frames", "identity", "judge", "lint", "load",
     "render_frame",
 ]
@@ -26,6 +27,7 @@ if TYPE_CHECKING:
         Finding,
         Identity,
         Kind,
+        LottieFilm,
         NanoframesError,
         Verdict,
         film_digest,

@@ -1,7 +1,8 @@
 """The stable Python API of nanoframes (docs/api.md); every other module is private.
 
-Each function takes a :class:`Composition` from :func:`load` (or anything
-``load`` accepts) and does in this process what the command line does:
+Each function takes a film from :func:`load` (a :class:`Composition`, or a
+:class:`LottieFilm` for a Lottie file) or anything ``load`` accepts, and does
+in this process what the command line does:
 ``render_frame`` is ``nanoframes render --frame``, ``film_digest`` and
 ``judge`` are ``nanoframes digest`` and ``digest --check``, ``identity`` is
 ``nanoframes identity``, ``lint`` is ``nanoframes check``. Bad input raises
@@ -22,14 +23,16 @@ import numpy as np
 from .config import find_project_root, load_config, relative_key
 from .determinism.identity import Identity
 from .determinism.ledger import Ledger, read_ledger
-from .determinism.reading import check_composition, composition_identity
+from .determinism.reading import check_composition, source_identity
 from .determinism.second_opinion import consult
 from .determinism.verdict import Kind, Verdict
 from .errors import NanoframesError
 from .frames import digest as _digest
 from .frames.film import Film
+from .frames.lottie_film import LottieFilm
+from .frames.source import from_bytes, open_parsed
 from .lint import Finding, lint_composition
-from .model.composition import MAX_FILE_BYTES, Composition, from_text, parse
+from .model.composition import MAX_FILE_BYTES, Composition
 
 __all__ = [
     "Composition",
@@ -37,6 +40,7 @@ __all__ = [
     "Finding",
     "Identity",
     "Kind",
+    "LottieFilm",
     "NanoframesError",
     "Verdict",
     "film_digest",
@@ -50,51 +54,65 @@ __all__ = [
 
 # The name a composition loaded from text carries: a file in ``base`` that is never read.
 TEXT_NAME = "<text>"
+# The names Lottie loaded from bytes carries: JSON, or a dotLottie archive (a ZIP file)
+LOTTIE_TEXT_NAME, DOTLOTTIE_TEXT_NAME = "<text>.json", "<text>.lottie"
+FILMS = (Composition, LottieFilm)  # what ``load`` returns
 
-Source = Union[Composition, str, bytes, "os.PathLike[str]"]
+Source = Union[Composition, LottieFilm, str, bytes, "os.PathLike[str]"]
 
 
 def _is_text(value: str | bytes) -> bool:
     if isinstance(value, bytes):
         return True
-    return value.lstrip("\ufeff \t\r\n").startswith("<")
+    return value.lstrip("\ufeff \t\r\n").startswith(("<", "{"))
+
+
+def _text_name(data: bytes) -> str:
+    """The name text loads as: Lottie JSON (``{``), a dotLottie archive, or a composition."""
+    if data.startswith(b"PK\x03\x04"):
+        return DOTLOTTIE_TEXT_NAME
+    head = data[:64].lstrip(b"\xef\xbb\xbf \t\r\n")
+    return LOTTIE_TEXT_NAME if head.startswith(b"{") else TEXT_NAME
 
 
 def load(path_or_text: str | bytes | os.PathLike[str], base: str | os.PathLike[str] | None = None
-         ) -> Composition:
-    """A composition from a ``*.nf.svg`` file, or from its text.
+         ) -> Composition | LottieFilm:
+    """A film from a file (a ``*.nf.svg`` composition, a Lottie ``*.json`` or
+    ``*.lottie``, or ``film.json#marker``: one marker's range as a film), or from
+    its text.
 
-    Text is a ``str`` that starts with ``<`` (after white space), or ``bytes``;
-    anything else is a path. ``base`` is the directory the text's relative
-    references (images, nested compositions) resolve against, and whose project
-    (the nearest ``pyproject.toml``) supplies fonts and the ledger; default: the
-    current directory. The same text loaded with ``base`` set to a file's
-    directory draws, digests and identifies exactly as that file.
+    Text is a ``str`` that starts with ``<`` (a composition) or ``{`` (Lottie
+    JSON) after white space, or ``bytes`` (a dotLottie archive too); anything else
+    is a path. ``base`` is the directory the text's relative references (images,
+    nested compositions) resolve against, and whose project (the nearest
+    ``pyproject.toml``) supplies fonts and the ledger; default: the current
+    directory. The same text loaded with ``base`` set to a file's directory
+    draws, digests and identifies exactly as that file.
     """
     if isinstance(path_or_text, (str, bytes)) and _is_text(path_or_text):
         data = path_or_text.encode("utf-8") if isinstance(path_or_text, str) else path_or_text
         directory = Path(base if base is not None else os.getcwd()).absolute()
-        path = directory / TEXT_NAME
+        path = directory / _text_name(bytes(data))
         if len(data) > MAX_FILE_BYTES:
             raise NanoframesError("file-too-large", f"{len(data)} bytes; the limit is "
                                   f"{MAX_FILE_BYTES}", path)
-        return from_text(bytes(data), path, find_project_root(directory))
+        return from_bytes(bytes(data), path, find_project_root(directory))
     if base is not None:
         raise ValueError("base applies to text only: a file's references resolve against "
                          "its own directory")
-    return parse(path_or_text)
+    return open_parsed(path_or_text)
 
 
-def _comp(comp: Source) -> Composition:
-    return comp if isinstance(comp, Composition) else load(comp)
+def _comp(comp: Source) -> Composition | LottieFilm:
+    return comp if isinstance(comp, FILMS) else load(comp)
 
 
 # One film kept between calls, so rendering a composition frame by frame bakes its
 # time-independent template once; keyed on the object, which is immutable.
-_last: tuple[Composition, Film] | None = None
+_last: tuple[Composition | LottieFilm, Film] | None = None
 
 
-def _film(comp: Composition) -> Film:
+def _film(comp: Composition | LottieFilm) -> Film:
     global _last
     if _last is None or _last[0] is not comp:
         _last = (comp, Film(comp))
@@ -128,9 +146,10 @@ class FilmDigest(str):
     differ can say which frames do (``pytest`` explains a failed ``==`` with them)."""
 
     frame_digests: tuple[str, ...]
-    composition: Composition | None
+    composition: Composition | LottieFilm | None
 
-    def __new__(cls, frame_digests: tuple[str, ...], composition: Composition | None = None
+    def __new__(cls, frame_digests: tuple[str, ...],
+                composition: Composition | LottieFilm | None = None
                 ) -> FilmDigest:
         self = super().__new__(cls, _digest.film_digest(list(frame_digests)))
         self.frame_digests = tuple(frame_digests)
@@ -157,7 +176,7 @@ def film_digest(comp: Source) -> FilmDigest:
 def identity(comp: Source) -> Identity:
     """The four inputs every pixel is a function of: source, media, fonts, toolchain."""
     comp = _comp(comp)
-    return composition_identity(comp, _film(comp).baker)
+    return source_identity(_film(comp).source)
 
 
 def judge(comp: Source, ledger: str | os.PathLike[str] | Ledger | None = None,
@@ -191,8 +210,14 @@ def judge(comp: Source, ledger: str | os.PathLike[str] | Ledger | None = None,
 
 
 def lint(comp: Source) -> list[Finding]:
-    """The findings of ``nanoframes check``, in its stable order."""
-    return lint_composition(_comp(comp))
+    """The findings of ``nanoframes check``, in its stable order (a Lottie film: those
+    its reader reports; it refuses what it cannot draw when loaded)."""
+    comp = _comp(comp)
+    if not isinstance(comp, Composition):
+        from .lint import lint_file
+
+        return [] if comp.text is not None else lint_file(comp.path, comp.project_root)
+    return lint_composition(comp)
 
 
 def _callable_package(name: str, function: object) -> None:

@@ -278,17 +278,21 @@ def load_config(root: Path | None = None) -> Config:
 
 
 def glob_compositions(config: Config) -> list[Path]:
-    """The files ``[tool.nanoframes] compositions`` matches, sorted; a pattern that
-    cannot be a glob (an absolute path) is a ``config-invalid`` error."""
+    """The films ``[tool.nanoframes] compositions`` matches, sorted; a pattern that
+    cannot be a glob (an absolute path) is a ``config-invalid`` error. A pattern
+    ending in ``#NAME`` names marker ``NAME`` of each Lottie file it matches, as a
+    film of its own (``button.json#press``)."""
     found: set[Path] = set()
     for pattern in config.compositions:
+        pattern, mark, marker = pattern.partition("#")
         try:
-            matches = list(config.root.glob(pattern))
+            matches = [child.with_name(f"{child.name}#{marker}") if mark else child
+                       for child in config.root.glob(pattern) if child.is_file()]
         except (ValueError, NotImplementedError) as exc:
             raise NanoframesError("config-invalid", f"[tool.nanoframes] compositions: "
                                   f"{pattern!r}: {exc}", config.root / "pyproject.toml"
                                   ) from None
-        found.update(child for child in matches if child.is_file())
+        found.update(matches)
     return sorted(found)
 
 

@@ -78,20 +78,20 @@ def _state(item: pytest.Item) -> State:
 
 
 def load_for(item: pytest.Item, comp_or_text: Any) -> Composition:
-    from nanoframes.api import Composition, load
+    from nanoframes.api import FILMS, load
 
-    if isinstance(comp_or_text, Composition):
+    if isinstance(comp_or_text, FILMS):  # a composition or a Lottie film
         return comp_or_text
     if isinstance(comp_or_text, (str, bytes)) and _looks_like_text(comp_or_text):
         return load(comp_or_text, base=item.path.parent)
     if isinstance(comp_or_text, (str, os.PathLike)):
         return load(comp_or_text)
-    raise TypeError(f"expected a composition, its text or a path, got "
+    raise TypeError(f"expected a film (a composition or Lottie), its text or a path, got "
                     f"{type(comp_or_text).__name__}")
 
 
 def _looks_like_text(value: str | bytes) -> bool:
-    return isinstance(value, bytes) or value.lstrip("\ufeff \t\r\n").startswith("<")
+    return isinstance(value, bytes) or value.lstrip("\ufeff \t\r\n").startswith(("<", "{"))
 
 
 def check(item: pytest.Item, comp_or_text: Any, *, key: str | None = None,
@@ -252,11 +252,11 @@ def assert_frames_equal(a: Any, b: Any) -> None:
 def _film_frames(value: Any) -> Iterable[Any]:
     import numpy as np
 
-    from nanoframes.api import Composition, frames, load
+    from nanoframes.api import FILMS, frames, load
 
     if isinstance(value, np.ndarray):
         return [value] if value.ndim == 3 else list(value)
-    if isinstance(value, Composition):
+    if isinstance(value, FILMS):
         return frames(value)
     if isinstance(value, (str, bytes, os.PathLike)):
         return frames(load(value))

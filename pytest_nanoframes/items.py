@@ -39,8 +39,11 @@ class Outcome:
 
 
 def item_name(path: Path) -> str:
-    """``title-card`` for ``title-card.nf.svg``: stable, known without parsing the file."""
-    return composition_stem(path.name)
+    """``title-card`` for ``title-card.nf.svg``, ``spinner`` for ``spinner.json``,
+    ``button#press`` for marker ``press`` of ``button.json``: stable, known without
+    parsing the file."""
+    name, mark, marker = path.name.partition("#")
+    return composition_stem(name) + mark + marker
 
 
 def decide(verdict: Verdict, *, recording: bool, strict: bool | str | None,
@@ -143,8 +146,13 @@ class _Item(pytest.Item):
 
 
 class CompositionItem(_Item):
+    """One film: a composition, a Lottie file, or one marker's range of it (``film``:
+    its address, ``dir/button.json#press``; the file is ``path``)."""
+
+    film: Path
+
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, shown(self.state.ledger_key(self.path), lines=False)
+        return self.path, None, shown(self.state.ledger_key(self.film), lines=False)
 
     def runtest(self) -> None:
         from nanoframes.determinism.reading import check_one, entry_from_reading
@@ -153,7 +161,7 @@ class CompositionItem(_Item):
         state = self.state
         options = state.options
         verdict, reading = check_one(
-            self.path, config=state.nf_config, ledger=state.ledger(), samples=options.samples,
+            self.film, config=state.nf_config, ledger=state.ledger(), samples=options.samples,
             # xdist spreads items over processes; one worker per process is enough, and
             # a crash in ThorVG there is this item's error, not the session's end
             pool=state.drawing_pool(),
@@ -193,10 +201,14 @@ def junit_properties(verdict: Verdict) -> list[tuple[str, str]]:
 
 
 class CompositionFile(pytest.File):
+    films: list[Path] | None = None  # a Lottie file's films, as the globs name them
+
     def collect(self) -> Iterator[CompositionItem]:
-        item = CompositionItem.from_parent(self, name=item_name(self.path))
-        item.add_marker("nanoframes")  # `-m nanoframes` selects the plugin's items
-        yield item
+        for film in self.films or [self.path]:
+            item = CompositionItem.from_parent(self, name=item_name(film))
+            item.film = film
+            item.add_marker("nanoframes")  # `-m nanoframes` selects the plugin's items
+            yield item
 
 
 def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path) -> list[str]:

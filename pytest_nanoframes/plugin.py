@@ -120,6 +120,12 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
                                               "with control characters is not a ledger key"))
             return None
         return CompositionFile.from_parent(parent, path=file_path)
+    films = state.configured_films().get(file_path.resolve()) if file_path.suffix.lower() in (
+        ".json", ".lottie") else None
+    if films:  # a Lottie file the project's globs name (any *.json could be data)
+        node = CompositionFile.from_parent(parent, path=file_path)
+        node.films = films
+        return node
     if file_path.resolve() == state.ledger_path:
         return LedgerFile.from_parent(parent, path=file_path)
     return None
@@ -138,7 +144,7 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
         return
     from pytest_nanoframes.items import CompositionItem
 
-    state.collected = sorted(state.ledger_key(item.path) for item in items
+    state.collected = sorted(state.ledger_key(item.film) for item in items
                              if isinstance(item, CompositionItem))
 
 

@@ -44,17 +44,45 @@ class SelftestPlugin:
                             ) -> pytest.Collector | None:
         if is_composition_name(file_path.name):
             return SelftestFile.from_parent(parent, path=file_path)
+        if file_path.suffix.lower() in (".json", ".lottie"):
+            films = self._films(parent.config).get(file_path.resolve())
+            if films:  # a Lottie file the project's globs name
+                node = SelftestFile.from_parent(parent, path=file_path)
+                node.films = films
+                return node
         return None
+
+    _configured: dict[Path, list[Path]] | None = None
+
+    def _films(self, config: pytest.Config) -> dict[Path, list[Path]]:
+        if self._configured is None:
+            from nanoframes.config import find_project_root, load_config
+            from nanoframes.determinism.sweep import configured_films
+
+            try:
+                self._configured = configured_films(load_config(find_project_root(
+                    config.invocation_params.dir)))
+            except Exception:  # a bad configuration: the checking items report it
+                self._configured = {}
+        return self._configured
 
 
 class SelftestFile(pytest.File):
+    films: list[Path] | None = None
+
     def collect(self) -> Iterator[SelftestItem]:
-        yield SelftestItem.from_parent(self, name=ITEM_NAME)
+        for film in self.films or [None]:
+            item = SelftestItem.from_parent(
+                self, name=ITEM_NAME if film is None else f"{ITEM_NAME}[{film.name}]")
+            item.film = film or self.path
+            yield item
 
 
 class SelftestItem(pytest.Item):
+    film: Path
+
     def reportinfo(self) -> tuple[Path, int | None, str]:
-        return self.path, None, f"{self.path.name} (self-test)"
+        return self.path, None, f"{self.film.name} (self-test)"
 
     def runtest(self) -> None:
         from nanoframes.config import find_project_root, load_config
@@ -62,7 +90,7 @@ class SelftestItem(pytest.Item):
 
         samples = self.config.getoption("nf_samples", None)
         config = load_config(find_project_root(self.path.parent))
-        result = run_one(self.path, config, samples=samples)
+        result = run_one(self.film, config, samples=samples)
         self.user_properties.append(("nf_selftest", "ok" if result.ok else "differs"))
         if not result.ok:
             raise SelftestFailure("\n".join(result.lines()))

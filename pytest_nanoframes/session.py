@@ -135,6 +135,7 @@ class State:
     collection_errors: int = 0
     written: list[tuple[str, str]] = field(default_factory=list)  # (what, where): the summary
     _nf_config: Config | None = None
+    _films: dict[Path, list[Path]] | None = None
     _ledger: Ledger | None = None
     _excused: dict[str, str] | None = None
     _pool: Any = None  # the worker that draws this process's items (drawing_pool)
@@ -160,6 +161,17 @@ class State:
                 cfg = dataclasses.replace(cfg, ledger=str((base / self.options.ledger).resolve()))
             self._nf_config = cfg
         return self._nf_config
+
+    def configured_films(self) -> dict[Path, list[Path]]:
+        """The Lottie films the project's globs name, by file (read once per session)."""
+        if self._films is None:
+            from nanoframes.determinism.sweep import configured_films
+
+            try:
+                self._films = configured_films(self.nf_config)
+            except Exception:  # a bad glob: the ledger item and digest report it
+                self._films = {}
+        return self._films
 
     @property
     def ledger_path(self) -> Path:

@@ -7,7 +7,6 @@ import json
 from pathlib import Path
 
 from ..config import find_project_root, load_config, relative_key
-from ..determinism.identity import toolchain_parts
 
 
 def register(sub) -> None:
@@ -23,17 +22,14 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # imported here, not at the top: building the command line imports no renderer
-    from ..determinism.reading import composition_identity, font_items, media_items
+    from ..determinism.reading import film_items, film_toolchain, source_identity
     from ..frames.film import Film
 
     config = load_config(find_project_root(args.composition.absolute().parent))
     film = Film.open(args.composition, config.root)
-    identity = composition_identity(film.comp, film.baker)
-    parts = toolchain_parts(film.baker.uses_video())
-    media = media_items(film.comp, film.baker)
-    fonts = font_items(film.baker)
-    # Faces that do not travel: found in this machine's font directories only.
-    host = {face.label: str(face.path) for face in film.baker.faces() if not face.travels}
+    identity = source_identity(film.source)
+    parts = film_toolchain(film.source)
+    media, fonts, host = film_items(film.source)
     if args.json:
         print(json.dumps({
             "key": relative_key(args.composition, config.root),

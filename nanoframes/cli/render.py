@@ -31,7 +31,7 @@ def run(args: argparse.Namespace) -> int:
     from ..frames.through_cache import cached_png, cached_pngs
 
     film = open_film(args)
-    comp = film.comp
+    comp = film.source
     if args.frame is not None or args.t is not None:
         index = frame_index(comp, args.frame, args.t)
         stored = stored_film(args, film)  # --t selects a frame of the film
@@ -39,7 +39,7 @@ def run(args: argparse.Namespace) -> int:
             write_bytes_atomic(args.output, cached_png(film, index, stored),
                                code="output-failed", durable=False)
         else:
-            write_png(film.raster(film.baker.document(index)), args.output)
+            write_png(film.raster(film.document(index)), args.output)
         print(f"wrote {args.output} (frame {index} of {comp.frame_count}, "
               f"{film.width}x{film.height})")
         return 0

@@ -54,7 +54,7 @@ def run(args: argparse.Namespace) -> int:
     from ..frames.png import encode_png
 
     film = Film.open(args.comp, find_project_root(args.comp.parent))
-    count = film.comp.frame_count
+    count = film.source.frame_count
     if args.frames:
         indices = parse_frames(args.frames, count, args.comp)
     else:

@@ -1,4 +1,6 @@
-"""``nanoframes svg COMP --frame N``: print the document the rasterizer receives."""
+"""``nanoframes svg FILM --frame N``: print the document the rasterizer receives (a
+composition's baked SVG; a Lottie film's scene: the canonical JSON ThorVG loads,
+images inlined, and the frame it draws)."""
 
 from __future__ import annotations
 
@@ -13,7 +15,8 @@ def register(sub) -> None:
     p = sub.add_parser("svg", help="print the baked SVG document of one frame",
                        description="Print the static SVG document that ThorVG receives for "
                        "one frame (the clock resolved: presence, fades, animated values, "
-                       "fonts, embedded images).")
+                       "fonts, embedded images). For a Lottie film, its scene: the canonical "
+                       "JSON document ThorVG loads (images inlined) and the frame it draws.")
     p.add_argument("composition", type=Path)
     add_frame_choice(p)
     p.set_defaults(func=run)
@@ -21,11 +24,10 @@ def register(sub) -> None:
 
 def run(args: argparse.Namespace) -> int:
     # imported here, not at the top: building the command line imports no renderer
-    from ..bake.baker import Baker
-    from ..model.composition import parse
+    from ..frames.source import as_source, open_parsed
 
-    comp = parse(args.composition)
+    comp = open_parsed(args.composition)
     index = frame_index(comp, args.frame, args.t)
-    doc = Baker(comp).document(index)  # --t selects a frame of the film
+    doc = as_source(comp).document(index)  # --t selects a frame of the film
     sys.stdout.buffer.write(doc + b"\n")
     return 0

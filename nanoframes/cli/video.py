@@ -26,7 +26,7 @@ def run(args: argparse.Namespace) -> int:
     from ..frames.through_cache import cached_frames
 
     film = open_film(args)
-    comp = film.comp
+    comp = film.source
     with Progress(comp.frame_count, comp.id) as bar:
         def frames():
             for _, frame in cached_frames(film, jobs=jobs_value(args.jobs),

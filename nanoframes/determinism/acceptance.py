@@ -127,10 +127,10 @@ def verify_frames(item: Pending, source: Source, store_root: Path | None,
 
 def local_identity(key: str, config: Config) -> dict[str, str]:
     from ..frames.film import Film
-    from .reading import composition_identity
+    from .reading import source_identity
 
     film = Film.open(config.root / key, config.root)
-    return composition_identity(film.comp, film.baker).as_dict()
+    return source_identity(film.source).as_dict()
 
 
 def _stale(item: Pending, local: Mapping[str, str]) -> list[str]:

@@ -109,6 +109,25 @@ def records_of(comp: Composition, baker: Baker, identity: Mapping[str, str],
     }
 
 
+def film_records(source: Any, identity: Mapping[str, str], toolchain: Mapping[str, str]
+                 ) -> dict[str, tuple[str, Any]]:
+    """``records_of`` for any film source (frames/source.py): a composition's from its
+    tree; another format's from what its source says it is made of (``records``:
+    its canonical projection, marked with its ``format``, and its files)."""
+    from ..frames.source import baker_of
+
+    baker = baker_of(source)
+    if baker is not None:
+        return records_of(source.comp, baker, identity, toolchain)
+    made = source.records()
+    return {
+        "source": (identity["source"], made["source"]),
+        "media": (identity["media"], _files(made["media"])),
+        "fonts": (identity["fonts"], _files(made["fonts"])),
+        "modules": (toolchain.get("modules", ""), _modules()),
+    }
+
+
 _MODULES: list[list[str]] | None = None
 
 
@@ -201,7 +220,10 @@ def file_changes(before: list, after: list) -> list[str]:
 
 def source_changes(before: dict, after: dict) -> list[str]:
     """A unified diff of the recorded and current canonical projection, and the
-    nested compositions that moved."""
+    nested compositions that moved; for another format (a record with a ``format``),
+    what its own package says moved (a Lottie file: layer and property, old → new)."""
+    if before.get("format") or after.get("format"):
+        return format_changes(before, after)
     diff = list(difflib.unified_diff(source_lines(before["canonical"]),
                                      source_lines(after["canonical"]),
                                      "recorded", "current", n=2, lineterm=""))
@@ -211,6 +233,21 @@ def source_changes(before: dict, after: dict) -> list[str]:
     new = dict(map(tuple, after.get("children", [])))
     moved = [name for name in sorted(old.keys() | new.keys()) if old.get(name) != new.get(name)]
     return diff + [f"nested composition {name} changed" for name in moved]
+
+
+def format_changes(before: dict, after: dict) -> list[str]:
+    """Why a source of another format moved, in its package's words."""
+    if before.get("format") != after.get("format"):
+        return [f"the film's format changed: {before.get('format') or 'composition'} → "
+                f"{after.get('format') or 'composition'}"]
+    from ..frames.source import describe_source_changes
+
+    said = describe_source_changes(before["format"], before["canonical"].encode("utf-8"),
+                                   after["canonical"].encode("utf-8"))
+    said = [line.replace(" -> ", " → ") for line in said]
+    if len(said) > MAX_DIFF_LINES:
+        said = said[:MAX_DIFF_LINES] + [f"… ({len(said) - MAX_DIFF_LINES} more changes)"]
+    return said or ["the source changed (no property differs in the projection)"]
 
 
 def toolchain_change(part: str, before: str | None, after: str | None,

@@ -1,4 +1,8 @@
-"""A fresh reading of one composition: its identity and its frame digests.
+"""A fresh reading of one film: its identity and its frame digests.
+
+A film is drawn from a film source (frames/source.py): a composition, whose
+identity is worked out here from its parsed tree, or another format, whose
+source supplies its identity parts (``identity_parts``) already digested.
 
 The one place the CLI (``nanoframes digest``) and the pytest plugin both go to
 render a composition for judging, so a verdict means the same in both.
@@ -18,6 +22,7 @@ from ..errors import NanoframesError
 from ..frames.digest import SHORT, film_digest
 from ..frames.film import Film
 from ..frames.parallel import checked, film_readings, joined, result_of
+from ..frames.source import FilmSource, as_source, baker_of
 from ..frames.store import Store
 from ..model.composition import Composition
 from ..model.numbers import evenly_spaced
@@ -121,13 +126,62 @@ def composition_identity(comp: Composition, baker: Baker, *, load_engine: bool =
 
 
 
+def source_identity(source: FilmSource | Composition, *, load_engine: bool = True
+                    ) -> Identity:
+    """The four components of a film source's identity: a composition's from its
+    parsed tree (``composition_identity``), any other source's from the parts it
+    digests itself (``identity_parts``: source digest, media and font items, and
+    toolchain parts of its own, e.g. a Lottie film's player settings)."""
+    source = as_source(source)
+    baker = baker_of(source)
+    if baker is not None:
+        if load_engine:  # (comp, baker): the call tests hook to move an identity
+            return composition_identity(source.comp, baker)
+        return composition_identity(source.comp, baker, load_engine=False)
+    parts = source.identity_parts()
+    return Identity(
+        source=parts["source"],
+        media=media_digest(parts["media"]),
+        fonts=fonts_digest(parts["fonts"]),
+        toolchain=toolchain_digest(film_toolchain(source, load_engine=load_engine)),
+    )
+
+
+def film_items(source: FilmSource | Composition
+               ) -> tuple[list[tuple[str, str]], list[tuple[str, str]], dict[str, str]]:
+    """What ``media`` and ``fonts`` cover, as ``(name, SHA-256)``, and the faces that
+    do not travel (found in this machine's font directories only: name -> path)."""
+    source = as_source(source)
+    baker = baker_of(source)
+    if baker is None:
+        parts = source.identity_parts()
+        return sorted(parts["media"]), sorted(parts["fonts"]), dict(parts.get("host", {}))
+    host = {face.label: str(face.path) for face in baker.faces() if not face.travels}
+    return media_items(source.comp, baker), font_items(baker), host
+
+
+def film_toolchain(source: FilmSource | Composition, *, load_engine: bool = True
+                   ) -> dict[str, str]:
+    """The toolchain parts a film source is drawn with: ``toolchain_parts`` (the
+    decoder's with video), plus any parts the source adds (``toolchain_extra``)."""
+    source = as_source(source)
+    parts = toolchain_parts(source.uses_video(), load_engine=load_engine)
+    parts.update(_extra_parts(source))
+    return parts
+
+
+def _extra_parts(source: FilmSource) -> dict[str, str]:
+    extra = getattr(source, "toolchain_extra", None)
+    return dict(extra()) if extra is not None else {}
+
+
 def film_identity(film: Film) -> dict[str, str]:
     """The identity components the frame cache keys a film's frames on
     (``FrameCache.film_of``). ThorVG is not loaded for them: a warm render draws
     nothing, and the workers of a render with frames to draw are forked after
     the lookups (``frames.through_cache.cached_pngs``)."""
     film.inputs()  # first: the key is of these versions (what is drawn is checked on them)
-    return composition_identity(film.comp, film.baker, load_engine=False).as_dict()
+    return source_identity(film.source, load_engine=False).as_dict()
 
 def sample_indices(frame_count: int, n: int) -> tuple[int, ...]:
     """``n`` evenly spaced frame indices, first and last included; every frame if
@@ -149,6 +203,7 @@ class PendingReading:
     indices: tuple[int, ...]
     composition_id: str
     video: bool = False  # the film draws a clip: the decoder is in its toolchain
+    extra_parts: dict = field(default_factory=dict)  # the source's own toolchain parts
     # the files as read for the identity (Film.inputs): what workers must have drawn
     inputs: tuple = ()
     path: Path | None = None  # the composition's
@@ -169,7 +224,7 @@ class PendingReading:
         return Reading(
             key=self.key,
             identity=self.identity.as_dict(),
-            toolchain_parts=toolchain_parts(self.video),
+            toolchain_parts={**toolchain_parts(self.video), **self.extra_parts},
             frames=self.frames,
             indices=self.indices,
             frame_digests=tuple(digests),
@@ -179,7 +234,7 @@ class PendingReading:
         )
 
 
-def frames_to_read(comp: Composition, samples: int | None) -> tuple[int, ...]:
+def frames_to_read(comp: FilmSource | Composition, samples: int | None) -> tuple[int, ...]:
     """The frame indices a reading digests: every frame, or ``samples`` of them."""
     if samples:
         return sample_indices(comp.frame_count, samples)
@@ -188,9 +243,9 @@ def frames_to_read(comp: Composition, samples: int | None) -> tuple[int, ...]:
 
 def start_reading(path: str | Path, *, config: Config | None = None,
                   samples: int | None = None, dedup: bool = True,
-                  comp: Composition | None = None, store: Path | None = None,
+                  comp: FilmSource | Composition | None = None, store: Path | None = None,
                   keep_scenes: bool = False) -> PendingReading:
-    """Parse (unless ``comp`` is given) and identify one composition; its frames are
+    """Open (unless ``comp``, what was parsed, is given) and identify one film; its frames are
     drawn by ``result()`` (or on a pool after ``submit``/``attach``). Errors in the
     composition itself are raised here. With ``store`` the frames drawn are kept
     there; with ``keep_scenes`` (a recording) their scenes too."""
@@ -198,25 +253,25 @@ def start_reading(path: str | Path, *, config: Config | None = None,
     film = Film(comp, dedup=dedup) if comp is not None else Film.open(path, config.root, dedup)
     film.store = Store(store) if store is not None else None  # recording keeps its frames
     film.keep_scenes = keep_scenes and store is not None
-    comp = film.comp
-    indices = frames_to_read(comp, samples)
+    source = film.source
+    indices = frames_to_read(source, samples)
     inputs = film.inputs()  # first: the identity is of these versions
-    identity = composition_identity(comp, film.baker)
+    identity = source_identity(source)
     if film.store is not None:  # what each recorded input is made of, told when it moves
-        from .inputs import keep, records_of
+        from .inputs import film_records, keep
 
-        video = film.baker.uses_video()
-        keep(film.store, records_of(comp, film.baker, identity.as_dict(),
-                                    toolchain_parts(video, load_engine=False)))
+        keep(film.store, film_records(source, identity.as_dict(),
+                                      film_toolchain(source, load_engine=False)))
     return PendingReading(
         key=relative_key(path, config.root),
         identity=identity,
-        frames=comp.frame_count,
+        frames=source.frame_count,
         indices=tuple(indices),
-        composition_id=comp.id,
-        video=film.baker.uses_video(),
+        composition_id=source.id,
+        video=source.uses_video(),
+        extra_parts=_extra_parts(source),
         inputs=inputs,
-        path=comp.path,
+        path=source.path,
         _film=film,
     )
 
@@ -285,14 +340,14 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
     return speak(verdict, config, ledger, reading.composition_id), reading
 
 
-def check_composition(comp: Composition, key: str, *, config: Config | None = None,
+def check_composition(comp: FilmSource | Composition, key: str, *, config: Config | None = None,
                       ledger: Ledger | None = None, samples: int | None = None,
                       excused: Mapping[str, str] | None = None, store: Path | None = None,
                       measure: bool = False, pool: Executor | None = None,
                       keep_scenes: bool = False) -> tuple[Verdict, Reading | None]:
-    """``check_one`` for a composition already parsed (from a file, or from text with
-    ``key`` naming its ledger entry), drawn in this process or, with ``pool``, by its
-    worker (where a crash in ThorVG is this check's ``render-crashed``). With
+    """``check_one`` for a film already parsed (a composition or film source; from a
+    file, or from text with ``key`` naming its ledger entry), drawn in this process or,
+    with ``pool``, by its worker (where a crash in ThorVG is this check's ``render-crashed``). With
     ``store``, its frames are kept there. ``measure``: the caller measures a bounded excuse
     against the pixels (evidence/pixels.py), so it is left for the caller to judge."""
     config = config if config is not None else load_config(comp.project_root)

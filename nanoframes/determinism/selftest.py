@@ -19,6 +19,11 @@ itself); the order variations reorder the compositions as well as the frames:
 | hash-seed | ``PYTHONHASHSEED`` 0 vs 1729 (set and dict-of-str iteration order) |
 | dedup-off | held frames rasterized again instead of reused |
 | pipeline-off | one thread bakes, draws and hashes (no drawing and hashing threads) |
+| interleaved | one frame of each film in turn, so every frame follows another film's |
+
+A Lottie film is drawn with 0 engine threads whatever ``NANOFRAMES_THORVG_THREADS``
+says (ThorVG disables expressions with threads), so ``threads-1`` and ``threads-2``
+leave it out and say so.
 
 Every worker applies its environment's locale to all categories
 (``setlocale(LC_ALL, "")``) and runs with ``PYTHONHASHSEED=0`` unless the
@@ -197,7 +202,7 @@ def run(paths: Iterable[str | Path], config=None, *, variations: Sequence[str] =
     """
     from ..config import find_project_root, load_config, relative_key
     from ..errors import NanoframesError
-    from ..model.composition import parse
+    from ..frames.source import open_parsed
     from .reading import sample_indices
 
     paths = [Path(p).absolute() for p in paths]
@@ -214,13 +219,14 @@ def run(paths: Iterable[str | Path], config=None, *, variations: Sequence[str] =
         key = relative_key(path, config.root)
         order.append(key)
         try:
-            comp = parse(path, config.root)
+            comp = open_parsed(path, config.root)
         except NanoframesError as exc:
             broken[key] = CompositionSelftest(key, path, error=str(exc))
             continue
         indices = (sample_indices(comp.frame_count, samples) if samples
                    else tuple(range(comp.frame_count)))
-        targets.append(Target(key, path, comp.frame_count, indices))
+        targets.append(Target(key, path, comp.frame_count, indices,
+                              getattr(comp, "kind", "composition") == "lottie"))
     base_env = dict(os.environ if env is None else env)
     jobs, notes = jobs_for(targets, per_frame, base_env, variations, seed)
     outs: list[dict[str, Any]] = []
@@ -287,6 +293,9 @@ def _judge(n: int, target: Target, jobs: Sequence[Job], outs: Sequence[dict[str,
     for name in variations:
         compared = tuple(sorted(got.get(name, {})))
         note = local_notes.get(name, "")
+        if target.pinned_threads and name in ("threads-1", "threads-2"):
+            note = ("not varied: a Lottie film is drawn with 0 engine threads whatever "
+                    "NANOFRAMES_THORVG_THREADS says")
         if name == "fresh-process-per-frame" and compared:
             note = ("one process per frame" if len(compared) == len(target.indices)
                     else f"{len(compared)} of {len(target.indices)} frames sampled, "

@@ -41,7 +41,7 @@ def work(spec: Mapping[str, Any]) -> dict[str, Any]:
         getattr(importlib.import_module(module), func or "setup")()
     from ..errors import NanoframesError
     from ..frames.parallel import film_digests, worker_pool
-    from .reading import composition_identity
+    from .reading import source_identity
 
     root = Path(spec["root"])
     dedup = bool(spec["dedup"])
@@ -54,7 +54,7 @@ def work(spec: Mapping[str, Any]) -> dict[str, Any]:
         try:
             films[n] = _film(spec["paths"][n], texts[n], root, dedup)
             films[n].draw_thread &= bool(spec.get("pipeline", True))
-            ident = composition_identity(films[n].comp, films[n].baker).as_dict()
+            ident = source_identity(films[n].source).as_dict()
             info[n] = {"identity": ident}
         except NanoframesError as exc:
             info[n] = {"error": str(exc)}
@@ -89,9 +89,9 @@ def _film(path: str, text: str | None, root: Path, dedup: bool):
         return Film.open(path, root, dedup=dedup)
     import base64
 
-    from ..model.composition import from_text
+    from ..frames.source import from_bytes
 
-    return Film(from_text(base64.b64decode(text), Path(path), root), dedup=dedup)
+    return Film(from_bytes(base64.b64decode(text), Path(path), root), dedup=dedup)
 
 
 def main(argv: Sequence[str]) -> int:

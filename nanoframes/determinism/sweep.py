@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from ..config import Config, glob_compositions, relative_key
 from ..errors import NanoframesError
-from ..model.composition import Composition, parse
+from ..frames.source import FilmSource, is_film_name, open_parsed
+from ..model.composition import Composition
 from ..model.svg import COMPOSITION_SUFFIX
 from .excuses import speak
 from .ledger import Ledger, RecordSummary, is_test_key, read_ledger
@@ -45,7 +46,9 @@ Progress = Callable[[Verdict], None]
 
 
 def collect(paths: Iterable[str | Path], config: Config, all_: bool = False) -> list[Path]:
-    """Explicit files and directories (``**/*.nf.svg`` inside), plus the configured
+    """Explicit files and directories (the films inside: ``**/*.nf.svg``, and the
+    Lottie films the configured globs name there: any ``*.json`` could be data), plus
+    the configured
     globs when ``all_`` or when no path is given. Sorted by key, de-duplicated.
 
     A named file that does not exist is kept, so the sweep reports it as an error.
@@ -57,18 +60,41 @@ def collect(paths: Iterable[str | Path], config: Config, all_: bool = False) -> 
         path = path.absolute()
         found.setdefault(relative_key(path, config.root), path)
 
+    configured: dict[Path, list[Path]] | None = None
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
             for child in path.rglob(f"*{COMPOSITION_SUFFIX}"):
                 if child.is_file():
                     add(child)
+            if configured is None:  # and the other films the globs name under it
+                configured = configured_films(config)
+            inside = path.resolve()
+            for file, films in configured.items():
+                if file.is_relative_to(inside):
+                    for film in films:
+                        add(film)
         else:
             add(path)
     if all_ or not paths:
         for child in glob_compositions(config):
             add(child)
     return [found[key] for key in sorted(found)]
+
+
+def configured_films(config: Config) -> dict[Path, list[Path]]:
+    """The films the configured globs name that are not compositions (Lottie files,
+    and their markers' films: ``button.json#press``), by the file each reads (resolved):
+    what the pytest plugin collects beside every ``*.nf.svg`` it meets."""
+    from ..frames.source import file_of
+    from ..model.svg import is_composition_name
+
+    out: dict[Path, list[Path]] = {}
+    for film in glob_compositions(config):
+        file = file_of(film)
+        if not is_composition_name(file.name) and is_film_name(film):
+            out.setdefault(file.resolve(), []).append(film)
+    return out
 
 
 def require_coverage(paths: Sequence[str | Path], config: Config, ledger: Ledger,
@@ -155,11 +181,12 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
     from ..frames.workers import booting_pool
 
     parsed = [(path, _parse(path, config)) for path in paths]
-    comps = [c for _, c in parsed if isinstance(c, Composition)]
+    comps = [c for _, c in parsed if not isinstance(c, Verdict)]
     booting = booting_pool(jobs, config.root)
     try:
         queued: dict[int, list[Future]] | None = None
-        started: list[tuple[Path, Composition | Verdict, PendingReading | Verdict]] = []
+        started: list[tuple[Path, Composition | FilmSource | Verdict,
+                            PendingReading | Verdict]] = []
         for path, comp in parsed:
             if queued is None and booting.done():
                 queued = _queue(comps, booting.result(), jobs, samples, dedup, store,
@@ -169,7 +196,7 @@ def readings(paths: list[Path], config: Config, *, samples: int | None = None, j
         if queued is None:
             queued = _queue(comps, booting.result(), jobs, samples, dedup, store, keep_scenes)
         for path, comp, item in started:
-            if isinstance(comp, Composition):
+            if not isinstance(comp, Verdict):
                 if isinstance(item, Verdict):  # e.g. a missing image: drop its frames
                     for future in queued[id(comp)]:
                         future.cancel()
@@ -208,15 +235,15 @@ def _failed(path: Path, config: Config, exc: Exception) -> Verdict:
     return error(relative_key(path, config.root), f"{path}: {exc.strerror or exc}")
 
 
-def _parse(path: Path, config: Config) -> Composition | Verdict:
+def _parse(path: Path, config: Config) -> Composition | FilmSource | Verdict:
     try:
-        return parse(path, config.root)
+        return open_parsed(path, config.root)
     except (NanoframesError, OSError) as exc:
         return _failed(path, config, exc)
 
 
 def _start(path: Path, config: Config, samples: int | None, dedup: bool,
-           comp: Composition | None = None, store: Path | None = None,
+           comp: Composition | FilmSource | None = None, store: Path | None = None,
            keep_scenes: bool = False) -> PendingReading | Verdict:
     from .reading import start_reading
 
@@ -227,11 +254,11 @@ def _start(path: Path, config: Config, samples: int | None, dedup: bool,
         return _failed(path, config, exc)
 
 
-def _queue(comps: list[Composition], pool: Executor, jobs: int, samples: int | None,
+def _queue(comps: list[Composition | FilmSource], pool: Executor, jobs: int, samples: int | None,
            dedup: bool, store: Path | None = None, keep_scenes: bool = False
            ) -> dict[int, list[Future]]:
     """Submit biggest first (frames × pixels); a film bigger than a fair share is
-    split in contiguous runs. Returns each composition's futures by ``id``."""
+    split in contiguous runs. Returns each film's futures by ``id``."""
     from ..frames.parallel import submit_digests
     from .reading import frames_to_read
 

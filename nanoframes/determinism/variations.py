@@ -23,6 +23,7 @@ VARIATIONS = (
     "hash-seed",
     "dedup-off",
     "pipeline-off",
+    "interleaved",
 )
 DEFAULT_PER_FRAME = 8  # frames given a process each in fresh-process-per-frame
 BASE_HASH_SEED = "0"
@@ -91,6 +92,9 @@ class Target:
     path: Path
     frames: int
     indices: tuple[int, ...]
+    # drawn with 0 engine threads whatever NANOFRAMES_THORVG_THREADS says (a Lottie film:
+    # ThorVG disables expressions with threads): the threads-N variations leave it out
+    pinned_threads: bool = False
 
 
 @dataclass(frozen=True)
@@ -143,7 +147,9 @@ def jobs_for(targets: Sequence[Target], per_frame: int, base_env: Mapping[str, s
             notes[name] = "2 workers"
         elif name.startswith("threads-") and name in VARIATIONS:
             n = name.split("-", 1)[1]
-            jobs.append(Job(name, forward, {**env, "NANOFRAMES_THORVG_THREADS": n}))
+            varied = tuple((k, ix) for k, ix in forward
+                           if n == "0" or not targets[k].pinned_threads)
+            jobs.append(Job(name, varied, {**env, "NANOFRAMES_THORVG_THREADS": n}))
         elif name == "locale":
             alt = alternate_locale(base_env)
             jobs.append(Job(name, forward, {**env, "LC_ALL": alt, "LANG": alt}))
@@ -159,10 +165,26 @@ def jobs_for(targets: Sequence[Target], per_frame: int, base_env: Mapping[str, s
             jobs.append(Job(name, forward, env, dedup=False))
         elif name == "pipeline-off":
             jobs.append(Job(name, forward, env, pipeline=False))
+        elif name == "interleaved":
+            jobs.append(Job(name, interleaved(forward), env))
+            notes[name] = ("the films' frames in turn, one frame each" if len(targets) > 1
+                           else "one frame at a time")
         else:
             raise ValueError(f"unknown self-test variation {name!r}; "
                              f"known: {', '.join(VARIATIONS)}")
     return jobs, notes
+
+
+def interleaved(forward: Sequence[tuple[int, tuple[int, ...]]]
+                ) -> tuple[tuple[int, tuple[int, ...]], ...]:
+    """One frame of each film in turn (round robin), each its own segment: every
+    frame is drawn right after another film's (a Lottie film's animation is loaded
+    again for each; nothing one film leaves behind may move another's pixels)."""
+    out: list[tuple[int, tuple[int, ...]]] = []
+    longest = max((len(ix) for _, ix in forward), default=0)
+    for k in range(longest):
+        out += [(n, (ix[k],)) for n, ix in forward if k < len(ix)]
+    return tuple(out)
 
 
 def _spread(order: Sequence[int], n: int) -> list[int]:

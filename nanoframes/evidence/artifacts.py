@@ -67,7 +67,7 @@ def write_artifacts(directory: Path, gathered: Gathered, config: Config,
     if sheet and verdict.kind not in (Kind.ERROR, Kind.STALE):
         film = Film(comp) if comp is not None else \
             Film.open(config.root / verdict.key, config.root)
-        indices = sample_indices(film.comp.frame_count, SHEET_FRAMES)
+        indices = sample_indices(film.source.frame_count, SHEET_FRAMES)
         path = folder / "sheet.png"
         _write_png(path, contact_sheet(film, indices))
         sheet_name = path.relative_to(directory).as_posix()

@@ -131,12 +131,12 @@ def _merged(order: list[int], kept: dict, drawn):
 
 def _in_words(moved: list[dict], store_root: Path | None, opened, reading: Reading) -> list[dict]:
     """``moved`` with each input's ``details`` (determinism/inputs.py)."""
-    from ..determinism.inputs import explain, records_of
+    from ..determinism.inputs import explain, film_records
 
     def fresh():
         try:
             film = opened()
-            return records_of(film.comp, film.baker, reading.identity, reading.toolchain_parts)
+            return film_records(film.source, reading.identity, reading.toolchain_parts)
         except (NanoframesError, OSError):  # the file went away since: the digests stand
             return None
 
@@ -189,5 +189,5 @@ def against_store(path: Path, index: int, config: Config, store_root: Path | Non
     frames = list(film.frames([index]))
     if not frames:
         raise NanoframesError("diff-no-reference", f"frame {index} is past the film's end "
-                              f"({film.comp.frame_count} frames)", path)
+                              f"({film.source.frame_count} frames)", path)
     return reference, frames[0][1].copy(), key

@@ -109,9 +109,13 @@ def structural_diff(recorded: bytes, current: bytes) -> tuple[list[str], list[st
     return changes, keys
 
 
-def frame_diff(frame: int, recorded: bytes, current: bytes) -> FrameDiff:
+def frame_diff(frame: int, recorded: bytes, current: bytes,
+               describe: Callable[[bytes, bytes], tuple[list[str], list[str]]] | None = None
+               ) -> FrameDiff:
+    """What moved between two scenes of one frame; ``describe``: the film source's own
+    diff (``scene_changes``: a Lottie scene), else the SVG documents' elements."""
     try:
-        changes, keys = structural_diff(recorded, current)
+        changes, keys = (describe or structural_diff)(recorded, current)
     except etree.XMLSyntaxError as exc:  # not ours to parse: the digests still stand
         return FrameDiff(frame, (f"cannot be parsed to compare ({exc})",))
     return FrameDiff(frame, tuple(changes[:MAX_CHANGES]), max(0, len(changes) - MAX_CHANGES),
@@ -133,9 +137,12 @@ def attach_scene_diffs(verdict: Verdict, entry: Entry, reading: Reading | None,
     store = Store(store_root, warn=None) if store_root is not None else None
     diffs, missing, notes = [], [], []
     documents: dict[str, bytes | None] = {}  # recorded scenes, each rebuilt once
+    describe = None
     for frame in scenes.different[:MAX_DIFFED]:
         try:
-            now = opened().document(frame)
+            film = opened()
+            describe = getattr(film.source, "scene_changes", None)
+            now = film.document(frame)
         except (NanoframesError, OSError) as exc:
             notes.append(f"the current scenes cannot be baked again ({exc})")
             break
@@ -153,7 +160,7 @@ def attach_scene_diffs(verdict: Verdict, entry: Entry, reading: Reading | None,
         if before is None:
             missing.append(frame)
             continue
-        diffs.append(frame_diff(frame, before, now))
+        diffs.append(frame_diff(frame, before, now, describe))
     if len(scenes.different) > MAX_DIFFED:
         notes.append(f"the first {MAX_DIFFED} of {len(scenes.different)} different scenes "
                      "were diffed")

@@ -56,7 +56,7 @@ def contact_sheet(film: Film, indices: Sequence[int], columns: int = 4) -> np.nd
     """An RGBA grid of ``indices`` of ``film``, ``columns`` wide, labelled."""
     from PIL import Image, ImageDraw
 
-    comp = film.comp
+    comp = film.source
     scale = min(1.0, CELL_WIDTH / comp.width)
     cw, ch = max(1, round(comp.width * scale)), max(1, round(comp.height * scale))
     columns = max(1, min(columns, len(indices) or 1))

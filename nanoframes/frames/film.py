@@ -1,4 +1,7 @@
-"""Frames of a composition: rendering, de-duplication, worker processes, writers.
+"""Frames of a film: rendering, de-duplication, worker processes, writers.
+
+A film is drawn from a film source (source.py): a composition or a Lottie
+animation; this module sees only the source's scenes and its ``draw``.
 
 One rasterizer per process. Parallelism is worker processes (``workers.py``:
 never ``fork`` after ThorVG is loaded). Each worker parses the composition
@@ -16,23 +19,20 @@ also the frame's scene digest (scenes.py): ``Film.digests`` leaves them in
 from __future__ import annotations
 
 import hashlib
-import os
 from collections import OrderedDict, deque
 from collections.abc import Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..bake.baker import Baker
 from ..engine import site
-from ..engine.raster import get_rasterizer
-from ..errors import NanoframesError
-from ..model.composition import Composition, parse
+from ..model.composition import Composition
 from . import workers
 from .digest import frame_digest
 from .scale import scaled_size
 from .scenes import keep as keep_scene
+from .source import FilmSource, as_source, input_changed, open_parsed
 from .store import Store
 
 if TYPE_CHECKING:  # imported where frames are drawn: a warm render copies PNGs
@@ -43,18 +43,20 @@ _HELD = 8  # frames kept for de-duplication when frames themselves are returned
 
 @dataclass
 class Film:
-    """A composition ready to render in this process."""
+    """A film ready to render in this process. ``comp`` is what was parsed: a
+    ``Composition`` or another film source (source.py); ``source`` is the film
+    source either way, and what everything but composition-only code uses."""
 
-    comp: Composition
-    baker: Baker = field(init=False)
+    comp: Composition | FilmSource
     dedup: bool = True
     scale: float = 1.0  # --scale: drawn at this multiple of the authored size (scale.py)
 
     def __post_init__(self) -> None:
-        self.width, self.height = scaled_size(self.comp.width, self.comp.height, self.scale,
-                                              self.comp.path)
-        self.baker = Baker(self.comp)
-        self._registered = False
+        self.source = as_source(self.comp)
+        self.width, self.height = scaled_size(self.source.width, self.source.height,
+                                              self.scale, self.source.path)
+        self._index: int | None = None  # the frame whose scene was made last
+        self._drawing: int | None = None  # the frame _raster_frame is drawing
         self.rasterized = 0  # documents actually rasterized (for benchmarks and tests)
         # rendered-document hash -> output.Encoded: the PNGs just written, which
         # held frames reuse (output.write_run)
@@ -79,48 +81,52 @@ class Film:
         self.scenes: list[str] = []
         self._encoding: deque[Future] = deque()
         self._encoder: ThreadPoolExecutor | None = None
-        self._inputs: tuple[tuple[str, str, str], ...] | None = None
 
     @classmethod
     def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True,
              scale: float = 1.0) -> Film:
-        return cls(parse(path, project_root), dedup=dedup, scale=scale)
+        return cls(open_parsed(path, project_root), dedup=dedup, scale=scale)
+
+    @property
+    def baker(self):
+        """The composition's ``Baker`` (a composition film only)."""
+        return self.source.baker
 
     def inputs(self) -> tuple[tuple[str, str, str], ...]:
-        """``Baker.inputs`` as this process first read them: taken once, before any
+        """The source's inputs as this process first read them: taken once, before any
         frame is drawn, and what every process drawing this film must have read."""
-        if self._inputs is None:
-            self._inputs = self.baker.inputs()
-        return self._inputs
+        return self.source.inputs()
 
     def _prepare(self):
-        rast = get_rasterizer(self._slot)
-        if not self._registered:
-            from ..text.fonts import face_file
-
-            fonts = {file: digest for kind, file, digest in self.inputs() if kind == "font"}
-            for face in self.baker.faces():
-                data, digest = face_file(face)  # the version on disk now: the one drawn
-                if digest != fonts[str(face.path)]:
-                    raise input_changed(self.comp.path, str(face.path))
-                rast.register_font(face.name, data)
-            self._registered = True
-        return rast
+        """Ready to draw (a composition's faces registered): for benchmarks."""
+        prepare = getattr(self.source, "prepare", None)
+        return prepare(self._slot) if prepare is not None else None
 
     def document(self, index: int) -> bytes:
-        return self.baker.document(index)
+        """The scene of frame ``index``: the bytes ThorVG is handed for it."""
+        self._index = index
+        return self.source.document(index)
 
     def raster(self, doc: bytes) -> np.ndarray:
-        """Pixels of a rendered document: a view, valid until the next raster call.
-        A crash in ThorVG names the frame baked last, unless the caller named one
+        """Pixels of a scene: a view, valid until the next raster call. The frame is
+        the one ``_raster_frame`` is drawing, else the one whose scene was made last
+        (a Lottie film's player is told the frame; a composition's scene is all there
+        is). A crash in ThorVG names that frame, unless the caller named one
         (``site.working_on``, as the drawing thread of ``digests`` does)."""
         self.rasterized += 1
-        with site.working_on(self.comp.path, self.baker.index):
-            return self._prepare().render(doc, self.width, self.height)
+        index = self._drawing if self._drawing is not None else self._index
+        with site.working_on(self.source.path, index):
+            return self.source.draw(doc, index if index is not None else 0, self.width,
+                                    self.height, self._slot)
 
     def _raster_frame(self, doc: bytes, index: int) -> np.ndarray:
-        with site.working_on(self.comp.path, index):
-            return self.raster(doc)
+        # only ever on one thread at a time: the drawing thread, or this one
+        self._drawing = index
+        try:
+            with site.working_on(self.source.path, index):
+                return self.raster(doc)
+        finally:
+            self._drawing = None
 
     def frames(self, indices: Iterable[int] | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """(index, RGBA) in the given order. Arrays are read-only and may be shared
@@ -154,8 +160,10 @@ class Film:
         """
         out: list[str | Future] = []
         pending: deque[Future] = deque()
-        drawer = ThreadPoolExecutor(1) if self.draw_thread else None
-        hasher = ThreadPoolExecutor(1) if self.draw_thread else None
+        # a source that draws on one canvas of its own (Lottie) is drawn serially
+        pipelined = self.draw_thread and self.source.pipelined
+        drawer = ThreadPoolExecutor(1) if pipelined else None
+        hasher = ThreadPoolExecutor(1) if pipelined else None
         self._hashing = hasher
         self._encoder = ThreadPoolExecutor(1) if self.store is not None else None
         self.scenes = scenes = []
@@ -220,19 +228,11 @@ class Film:
 
     def indices(self, indices: Iterable[int] | None) -> list[int]:
         if indices is None:
-            return list(range(self.comp.frame_count))
+            return list(range(self.source.frame_count))
         return list(indices)
 
 
-def input_changed(path: Path, file: str) -> NanoframesError:
-    """A file of the film of composition ``path`` read as two versions while the film
-    was drawn."""
-    try:
-        name = os.path.relpath(file, path.parent)
-    except ValueError:  # another drive (Windows)
-        name = file
-    return NanoframesError("input-changed", f"{name} changed while the film was being "
-                           "drawn, so its frames could mix two versions; run again", path)
+__all__ = ["Film", "input_changed"]
 
 
 def _settled(value):

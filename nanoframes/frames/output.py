@@ -224,7 +224,7 @@ class _Shared:
         from .parallel import checked, task_args
 
         args = (*task_args(self.film), list(self.targets), self.store, _TASK_S)
-        inputs, path = self.film.inputs(), self.film.comp.path
+        inputs, path = self.film.inputs(), self.film.source.path
         try:
             more = True
             while more:

@@ -17,9 +17,9 @@ from concurrent.futures import Executor, Future
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..model.composition import Composition, from_text
 from . import workers
-from .film import Film, input_changed
+from .film import Film
+from .source import FilmSource, file_of, from_bytes, input_changed
 from .store import Store
 from .workers import worker_pool
 
@@ -63,9 +63,9 @@ _inherited: Film | None = None
 
 def _film_key(path: str, root: str | None, dedup: bool, scale: float,
               text: bytes | None = None) -> tuple:
-    if text is not None:  # a composition built from text (a test's nf.check): its bytes
+    if text is not None:  # a film built from text (a test's nf.check): its bytes
         return path, root, dedup, scale, hashlib.sha256(text).hexdigest()
-    st = os.stat(path)
+    st = os.stat(file_of(path))
     return path, root, dedup, scale, st.st_mtime_ns, st.st_size  # never a stale film
 
 
@@ -80,7 +80,7 @@ def _worker_film(path: str, root: str | None, dedup: bool, scale: float = 1.0,
         _worker_films.clear()  # one composition at a time per worker: bounded memory
         film = _worker_films[key] = (
             Film.open(path, Path(root) if root else None, dedup, scale) if text is None
-            else Film(from_text(text, Path(path), Path(root) if root else None), dedup=dedup))
+            else Film(from_bytes(text, Path(path), Path(root) if root else None), dedup=dedup))
     # pipeline only where this worker has a second CPU to itself; otherwise
     # the pool alone keeps every CPU busy (the bytes are the same either way)
     film.draw_thread = workers.threads_to_spare
@@ -89,8 +89,8 @@ def _worker_film(path: str, root: str | None, dedup: bool, scale: float = 1.0,
 
 def task_args(film: Film) -> tuple[str, str | None, bool, float]:
     """What a worker task is given to open ``film`` itself (``_worker_film``)."""
-    root = film.comp.project_root
-    return str(film.comp.path), str(root) if root else None, film.dedup, film.scale
+    root = film.source.project_root
+    return str(film.source.path), str(root) if root else None, film.dedup, film.scale
 
 
 def pool_for(film: Film, jobs: int) -> Future:
@@ -106,11 +106,11 @@ def pool_for(film: Film, jobs: int) -> Future:
 
     film.inputs()  # what every worker must draw from: taken before any starts
     if not workers.can_fork():
-        return workers.booting_pool(jobs, film.comp.project_root)
+        return workers.booting_pool(jobs, film.source.project_root)
     global _inherited
     _inherited = film  # what each fork finds open
     try:
-        pool = workers.forked_pool(jobs, film.comp.project_root)
+        pool = workers.forked_pool(jobs, film.source.project_root)
     finally:
         _inherited = None
     ready: Future = Future()
@@ -140,10 +140,11 @@ def checked(inputs: tuple, result: tuple, path: Path):
     return made
 
 
-def submit_digests(comp: Composition, indices: Sequence[int], pool: Executor, parts: int,
+def submit_digests(comp: FilmSource, indices: Sequence[int], pool: Executor, parts: int,
                    dedup: bool = True, store: Path | None = None, scenes: bool = False
                    ) -> list[Future]:
-    """Queue a composition's frames on worker processes in ``parts`` contiguous runs;
+    """Queue a film's frames (``comp``: what was parsed) on worker processes in
+    ``parts`` contiguous runs;
     the futures' results, concatenated, are the digests in index order. Each
     worker parses the file itself (a composition built from text: its bytes), so
     nothing big crosses a process boundary. Each result is (frame digests, scene
@@ -183,10 +184,10 @@ def film_readings(film: Film, indices: Sequence[int] | None = None, jobs: int = 
     film.inputs()  # before any worker reads the files
     pool = pool or worker_pool(jobs)
     try:
-        futures = submit_digests(film.comp, indices, pool, 2 * max(jobs, 1), film.dedup,
+        futures = submit_digests(film.source, indices, pool, 2 * max(jobs, 1), film.dedup,
                                  film.store.root if film.store is not None else None,
                                  film.keep_scenes)
-        return joined(checked(film.inputs(), result_of(f), film.comp.path) for f in futures)
+        return joined(checked(film.inputs(), result_of(f), film.source.path) for f in futures)
     finally:
         if own:
             pool.shutdown()
@@ -205,7 +206,7 @@ def film_frames(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
     shape = (film.height, film.width, 4)
     film.inputs()  # before any worker reads the files
     with worker_pool(jobs) as pool:
-        args = (str(film.comp.path), str(film.comp.project_root), film.dedup)
+        args = (str(film.source.path), str(film.source.project_root), film.dedup)
         pending = []
         todo = iter(chunks(indices, 4 * jobs))
         for c in todo:
@@ -218,5 +219,5 @@ def film_frames(film: Film, indices: Sequence[int] | None = None, jobs: int = 1
             if nxt is not None:
                 pending.append((nxt, pool.submit(_frames_task, *args[:2], nxt, args[2],
                                                  film.scale)))
-            for i, data in zip(c, checked(film.inputs(), result_of(fut), film.comp.path)):
+            for i, data in zip(c, checked(film.inputs(), result_of(fut), film.source.path)):
                 yield i, np.frombuffer(data, dtype=np.uint8).reshape(shape)

@@ -23,14 +23,21 @@ from .findings import ERROR, WARNING, Finding, designate, exit_status, failed, f
 
 
 def lint_file(path: str | Path, project_root: Path | None = None) -> list[Finding]:
-    """Every finding for one composition file, in a stable order."""
-    from ..model.composition import parse
+    """Every finding for one film file, in a stable order. A Lottie file is checked
+    by opening it (its reader refuses what cannot be drawn, with the error's code);
+    its own findings, where its source has any (``findings``), follow."""
+    from ..frames.source import open_parsed
+    from ..model.composition import Composition
 
     shown = str(path)
     try:
-        comp = parse(path, project_root)
+        comp = open_parsed(path, project_root)
     except NanoframesError as err:
         return [Finding(ERROR, err.code, None, None, err.message, shown, err.line, fatal=True)]
+    if not isinstance(comp, Composition):
+        findings = getattr(comp, "findings", None)
+        return [Finding(sev, code, element, t, message, shown, None)
+                for sev, code, element, t, message in (findings() if findings else ())]
     return lint_composition(comp, shown)
 
 
