@@ -185,3 +185,21 @@ def test_committed_pending_readings_are_refused(tmp_path: Path) -> None:
     assert nf(root, "digest", "--check").returncode == 1  # the check's own readings
     done = nf(root, "accept", "--all-changed")
     assert done.returncode == 0 and "accepted films/a.nf.svg" in done.stdout, done.stderr
+
+
+def test_the_sweep_keeps_no_entry_whose_file_is_outside_the_project(tmp_path: Path) -> None:
+    """A canonical key whose path is a link out of the project names nothing the
+    ledger may keep: stale, and a full recording drops it."""
+    root = _record(tmp_path)
+    outside = tmp_path / "hostname"
+    outside.write_text("not a film\n")
+    (root / "other").mkdir()
+    (root / "other" / "link.nf.svg").symlink_to(outside)
+    path = root / LEDGER
+    doc = json.loads(path.read_text())
+    doc["compositions"]["other/link.nf.svg"] = doc["compositions"]["films/b.nf.svg"]
+    path.write_text(json.dumps(doc, indent=2))
+    done = nf(root, "digest", "--check")
+    assert "STALE other/link.nf.svg" in done.stdout, done.stdout + done.stderr
+    assert nf(root, "digest", "--record").returncode == 0
+    assert "other/link.nf.svg" not in json.loads(path.read_text())["compositions"]

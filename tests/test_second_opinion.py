@@ -180,8 +180,8 @@ def _locale_switched(library: Path, locale: str) -> dict[str, str]:
 
 @linux
 @needs_cc
-def test_an_unstable_frame_is_named_with_the_variation_it_moves_with(recorded: Path,
-                                                                     library: Path) -> None:
+def test_an_unstable_frame_is_named_with_the_variation_it_moves_with(
+        recorded: Path, library: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     page = recorded / "report.html"
     done = _digest(recorded, "--check", "--json", "--html", str(page),
                    **_locale_switched(library, "C"))
@@ -209,8 +209,10 @@ def test_an_unstable_frame_is_named_with_the_variation_it_moves_with(recorded: P
     from nanoframes.evidence.review import shown_lines
 
     config = load_config(recorded)
-    _, pending = load(config.root)
-    review = shown_lines(pending[KEY], read_ledger(config.ledger_path), config, None)
+    monkeypatch.setenv("NANOFRAMES_CACHE_DIR", _env(recorded)["NANOFRAMES_CACHE_DIR"])
+    _, pending = load(config.root)  # signed by the check (its key: that cache folder)
+    review = shown_lines(pending[KEY], read_ledger(config.ledger_path), config, None,
+                         own=True)
     assert f"  opinion: {opinion['summary']}" in review
 
 

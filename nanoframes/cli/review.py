@@ -128,7 +128,7 @@ def run(args: argparse.Namespace) -> int:
         problem = verify(item, source, store, elsewhere=args.source is not None)
         if problem:
             print(f"{item.key}: {problem}")
-        for line in shown_lines(item, ledger, config, store):
+        for line in shown_lines(item, ledger, config, store, own=source.own):
             print(line)
         while True:
             choice = _key(f"{CHOICES}? ")

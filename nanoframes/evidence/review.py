@@ -20,12 +20,14 @@ CHOICES = "[a]ccept  [r]eject  [s]kip  [o]pen in the report  [q]uit"
 
 
 def shown_lines(item: Pending, ledger: Ledger, config: Config,
-                store_root: Path | None) -> list[str]:
+                store_root: Path | None, own: bool = False) -> list[str]:
     """The item as a person reviews it: the verdict this machine computes against
     its own ledger (``acceptance.judged``), the moved inputs in words and the pixel
     line from the store (the reading's frames, verified: ``verify``), when it
-    moved. Nothing the reading carries as text (its verdict line, its pixel or
-    opinion lines) is shown: an artifact's words cannot tell a reviewer anything."""
+    moved. Nothing a reading from elsewhere carries as text (its verdict line, its
+    pixel or opinion lines) is shown: an artifact's words cannot tell a reviewer
+    anything. ``own``: the project's own readings (signed by this machine:
+    determinism/origin.py), whose second opinion this machine drew: shown too."""
     from ..determinism.acceptance import judged
     from ..determinism.policy import reading_of
     from .words import accepting_lines
@@ -36,10 +38,23 @@ def shown_lines(item: Pending, ledger: Ledger, config: Config,
     if recorded is not None:  # the moved inputs in words and the store's pixels
         lines += accepting_lines(verdict, recorded, reading_of(item.key, item.entry), config,
                                  store_root)[1:]
+    opinion = _own_opinion(item) if own else None
+    if opinion:
+        lines.append(f"  {opinion}")
     if verdict.time_line:
         lines.append(f"  {verdict.time_line}")
     lines.append(f"  read on {item.platform}")  # a valid tag (pending._pending)
     return lines
+
+
+def _own_opinion(item: Pending) -> str | None:
+    """The second opinion this machine's check drew on a regression, if any."""
+    from ..determinism.policy import verdict_from_json
+
+    try:
+        return verdict_from_json(item.verdict).opinion_line
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
 def verify(item: Pending, source: Source, store_root: Path | None, elsewhere: bool
