@@ -177,6 +177,8 @@ def _excused(raw: object, pyproject: Path) -> tuple[dict[str, str], dict[str, Ex
 # the default, and the most there are (one plain, one per applicable variation).
 DEFAULT_SECOND_OPINION = 3
 MAX_SECOND_OPINION = 8
+# Seconds of re-renders one check starts new second opinions within (opinions.py).
+DEFAULT_OPINION_BUDGET = 60.0
 
 
 def second_opinion_count(text: str) -> int:
@@ -204,6 +206,8 @@ class Config:
     excuse_bounds: dict[str, ExcuseBounds] = field(default_factory=dict)
     # re-renders of a regression's differing frames before it is reported; 0: off
     second_opinion: int = DEFAULT_SECOND_OPINION
+    # seconds of re-renders a check starts second opinions within (determinism/opinions.py)
+    second_opinion_budget: float = DEFAULT_OPINION_BUDGET
 
     @property
     def ledger_path(self) -> Path:
@@ -253,10 +257,15 @@ def load_config(root: Path | None = None) -> Config:
             or not 0 <= opinion <= MAX_SECOND_OPINION:
         raise NanoframesError("config-invalid", "[tool.nanoframes] second_opinion must be "
                               f"an integer from 0 (off) to {MAX_SECOND_OPINION}", pyproject)
+    budget = table.get("second_opinion_budget", DEFAULT_OPINION_BUDGET)
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget >= 0:
+        raise NanoframesError("config-invalid", "[tool.nanoframes] second_opinion_budget must "
+                              "be a number of seconds, 0 or more", pyproject)
     return Config(
         root=root,
         store=store,
         second_opinion=opinion,
+        second_opinion_budget=float(budget),
         compositions=str_list("compositions", DEFAULT_COMPOSITIONS),
         ledger=ledger,
         font_dirs=str_list("font-dirs", ()),
