@@ -230,6 +230,10 @@ def main() -> int:
             base = tmp / "base"
             subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
                             str(base), args.base], check=True)
+            import compileall  # both commits read bytecode (PYTHONDONTWRITEBYTECODE)
+
+            compileall.compile_dir(base / "nanoframes", quiet=2, workers=1)
+            compileall.compile_dir(ROOT / "nanoframes", quiet=2, workers=1)
         try:
             _rounds(args, tmp, base)
         finally:
