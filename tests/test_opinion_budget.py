@@ -74,6 +74,8 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     return root, library
 
 
+# Over 10 s under load: four films checked three ways (JSON with artifacts, text,
+# pytest), each a fresh process with its own re-renders; one test, one recording.
 def test_a_cause_is_redrawn_twice_said_once_and_every_regression_keeps_its_evidence(
         project: tuple[Path, Path]) -> None:
     root, library = project
