@@ -146,3 +146,23 @@ print(cause_lines(said)[0])
                    "for this one alone")
     assert cause.endswith(f": reproducible (redrawn: {KEYS[0]}); not redrawn, past the "
                           f"budget: {KEYS[1]}")
+
+
+def test_a_shared_or_unasked_opinion_travels_as_json_with_its_verdict() -> None:
+    # xdist workers send verdicts as JSON: what a budget decided comes back whole
+    from nanoframes.determinism.policy import verdict_from_json, verdict_to_json
+    from nanoframes.determinism.second_opinion import Opinion, Render
+    from nanoframes.determinism.verdict import Kind, Verdict
+
+    check = (Render("check", ("n0", "n1")),)
+    shared = Opinion((3, 7), 2, ("r0", "r1"), check, cause="toolchain 1a, same scene, "
+                     "different pixels", shared=(KEYS[0], KEYS[1]),
+                     shared_kind="unstable, it moves with locale")
+    unasked = Opinion((3,), 1, ("r0",), check[:1], cause="toolchain 1a", unasked="past it")
+    for opinion in (shared, unasked):
+        verdict = Verdict(KEYS[2], Kind.REGRESSION, differing_frames=opinion.frames,
+                          compared_frames=8, opinion=opinion)
+        back = verdict_from_json(verdict_to_json(verdict)).opinion
+        assert back == opinion and back.summary == opinion.summary
+    assert shared.kind == "unstable" and shared.gist == "unstable, it moves with locale"
+    assert unasked.kind == "unasked" and unasked.summary == "not redrawn: past it"
