@@ -8,6 +8,13 @@
    ``-j 2``, against single-process without de-duplication. Target: >= 2.5x.
 
 Usage: python benchmarks/digest_speed.py [PATH ...] [--jobs 2] [--repeat 3] [--clock cpu]
+       [--check-only]
+0. A matching check against the raster floor (issue 45): ``check_one`` of each
+   composition in one process, as ``digest --check -j 1`` judges it
+   (de-duplication and the pipeline on, the ledger read once), against ThorVG
+   alone drawing the distinct documents the check draws (baked beforehand,
+   outside the timer). Target: ratio <= 1.15. Both clocks are printed (the
+   pipeline draws on other threads of the same process, so CPU time counts them).
 3. Ceiling: the least time any schedule of ``-j N`` could take here (the
    interpreter and imports, plus each distinct document baked, rasterized and
    hashed once, spread perfectly over the CPUs; parsing, identities and held
@@ -97,6 +104,50 @@ def overhead(paths: list[Path], root: Path, repeat: int) -> float:
     return unavoidable
 
 
+def matching_check(paths: list[Path], root: Path, repeat: int) -> None:
+    """Prints ``check_one`` of each composition against ThorVG alone drawing the
+    distinct documents that check draws, on both clocks."""
+    from nanoframes.determinism.ledger import read_ledger
+    from nanoframes.determinism.reading import check_one
+
+    config = load_config(root)
+    ledger = read_ledger(config.ledger_path)
+    clocks = {"wall": time.perf_counter, "cpu": time.process_time}
+    totals = {(k, c): 0.0 for k in ("bare", "check") for c in clocks}
+    print(f"{'a matching check, one process':<44}{'unique':>7}{'bare s':>9}{'check s':>9}"
+          f"{'ratio':>7}{'(cpu)':>7}")
+    for path in paths:
+        film = Film.open(path, root)
+        comp = film.comp
+        rast = get_rasterizer()
+        for face in film.baker.faces():
+            rast.register_font(face.name, face_bytes(face))
+        docs = list(dict.fromkeys(film.document(i) for i in range(comp.frame_count)))
+        check_one(path, config=config, ledger=ledger)  # warm
+
+        def bare(docs=docs, w=comp.width, h=comp.height, render=rast.render) -> None:
+            for doc in docs:
+                render(doc, w, h)
+
+        row = {}
+        for name, clock in clocks.items():
+            row["bare", name] = _best(bare, repeat, clock)
+            row["check", name] = _best(lambda path=path: check_one(
+                path, config=config, ledger=ledger), repeat, clock)
+            for k in ("bare", "check"):
+                totals[k, name] += row[k, name]
+        key = path.relative_to(root).as_posix()
+        print(f"{key:<44}{len(docs):>7}{row['bare', 'wall']:>9.3f}{row['check', 'wall']:>9.3f}"
+              f"{row['check', 'wall'] / row['bare', 'wall']:>7.2f}"
+              f"{row['check', 'cpu'] / row['bare', 'cpu']:>7.2f}")
+    wall = totals["check", "wall"] / totals["bare", "wall"]
+    cpu = totals["check", "cpu"] / totals["bare", "cpu"]
+    print(f"{'all':<51}{totals['bare', 'wall']:>9.3f}{totals['check', 'wall']:>9.3f}"
+          f"{wall:>7.2f}{cpu:>7.2f}")
+    print(f"a matching check against the raster floor (target <= 1.15): {wall:.2f} wall, "
+          f"{cpu:.2f} CPU time; load average {os.getloadavg()[0]:.1f}\n")
+
+
 def breakdown(paths: list[Path], root: Path) -> None:
     """Where nanoframes' time goes, phase by phase (one pass, same clock)."""
     phases = dict.fromkeys(("open+identity", "bake", "raster", "hash"), 0.0)
@@ -165,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--clock", choices=("wall", "cpu"), default="wall",
                     help="clock for the overhead ratio (default wall)")
     ap.add_argument("--no-sweep", action="store_true", help="measure the overhead ratio only")
+    ap.add_argument("--check-only", action="store_true",
+                    help="only a matching check against the raster floor (and the breakdown)")
     args = ap.parse_args(argv)
     global CLOCK
     CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
@@ -175,6 +228,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     frames = sum(Film.open(p, config.root).comp.frame_count for p in paths)
     print(f"{len(paths)} compositions, {frames} frames; overhead clock: {args.clock}\n")
+    matching_check(paths, config.root, args.repeat)
+    if args.check_only:
+        breakdown(paths, config.root)
+        return 0
     unavoidable = overhead(paths, config.root, args.repeat)
     if not args.no_sweep:
         sweep(paths, config.root, args.jobs, args.repeat, frames, not args.paths, unavoidable)

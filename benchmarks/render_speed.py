@@ -49,7 +49,15 @@ of the same film): Pillow's levels against filter "Sub" + deflate by zlib at
 level 1 and by ISA-L at levels 1 and 0 (``nanoframes/frames/png.py`` says why
 level 0).
 
+With ``--base COMMIT`` each round also renders ``-j N --no-cache`` with that
+commit's nanoframes (a temporary ``git worktree``, on ``PYTHONPATH``; the same
+interpreter and packages), just after the current one: the median of the
+rounds' base/current wall ratios, and the CPU times of both, say whether this
+commit draws PNGs faster or slower than that one (docs/benchmarks.md has the
+profile of both behind the figure).
+
 Usage: python benchmarks/render_speed.py [--repeat 5] [--jobs 2] [--no-encoders]
+       [--size 960x540] [--base COMMIT]
 """
 
 from __future__ import annotations
@@ -98,8 +106,11 @@ def _render_args(film: Path, out: Path, jobs: int) -> list[str]:
             "-j", str(jobs)]
 
 
-def render(film: Path, out: Path, jobs: int, cache: Path | None, kind: str = "") -> float:
+def render(film: Path, out: Path, jobs: int, cache: Path | None, kind: str = "",
+           tree: Path | None = None) -> float:
     env = dict(os.environ)
+    if tree is not None:  # another commit's nanoframes (--base)
+        env["PYTHONPATH"] = str(tree)
     args = _render_args(film, out, jobs)
     if cache is None:
         args.append("--no-cache")
@@ -209,65 +220,96 @@ def main() -> int:
     ap.add_argument("--no-encoders", action="store_true")
     ap.add_argument("--size", default="1920x1080", metavar="WxH",
                     help="the film's canvas (default 1920x1080; e.g. 960x540)")
+    ap.add_argument("--base", metavar="COMMIT", default=None,
+                    help="also render with that commit's nanoframes, side by side")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory(prefix="nf-render-speed-") as raw:
         tmp = Path(raw)
-        width, height = (int(n) for n in args.size.lower().split("x"))
-        film = build_film(tmp, (width, height))
-        out = tmp / "out"
-        if not args.no_encoders:
-            encoders(film)
-        render(film, out, 1, None)  # warm the page cache and the font book's files
-        serial = workers = cold = warm = before_first = float("inf")
-        rounds: list[float] = []  # each round's -j 1 against its own -j N
-        machine: list[float] = []  # each round's N renders at once against its -j 1
-        for n in range(args.repeat):
-            one = render(film, out, 1, None, "none")
-            many = render(film, out, args.jobs, None, "none")  # just after: a pair
-            serial, workers = min(serial, one), min(workers, many)
-            rounds.append(one / many)
-            machine.append(args.jobs * one / at_once(film, tmp, args.jobs))
-            before_first = min(before_first, first_frame(film, out)[0])
-            cache = tmp / f"cache-{n}"
-            cold = min(cold, render(film, out, args.jobs, cache, "cold"))
-            warm = min(warm, render(film, out, args.jobs, cache, "warm"))
-        frames = len(list(out.glob("*.png")))
-        print(f"film: {width}x{height}, {frames} frames; best of {args.repeat}; "
-              f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
-        j = args.jobs
-        print("  wall clock (CPU time of all its processes)")
-        print(f"  -j 1 --no-cache          {serial:6.2f} s ({CPU[1, 'none']:.2f} s)")
-        print(f"  -j {j} --no-cache          {workers:6.2f} s ({CPU[j, 'none']:.2f} s)")
-        print(f"  -j {j}, cold cache         {cold:6.2f} s ({CPU[j, 'cold']:.2f} s)")
-        print(f"  -j {j}, warm cache         {warm:6.2f} s ({CPU[j, 'warm']:.2f} s)")
-        # -j 1 is one thread: its CPU time is its wall time on an idle machine; -j N
-        # spread perfectly over N idle CPUs takes its CPU time / N
-        print(f"  in CPU time: -j 1 {CPU[1, 'none']:.2f} s against -j {j} {CPU[j, 'none']:.2f} s "
-              f"over {j} CPUs: {CPU[1, 'none'] / (CPU[j, 'none'] / j):.2f}x on idle CPUs")
-        drawing = serial - before_first
-        print(f"  -j 1: first frame after {before_first:.2f} s (S), every frame drawn "
-              f"in {drawing:.2f} s more (R)")
-        print(f"  ceiling for -j {j}: (S + R) / (S + R/{j}) = "
-              f"{serial / (before_first + drawing / j):.2f}x")
-        # the machine's own figure, with none of nanoframes' parallel code: what N
-        # busy processes get through here, in -j 1 renders per -j 1 render time
-        print(f"  this machine: {j} separate -j 1 renders started together did "
-              f"{statistics.median(machine):.2f}x the work of one in the same time "
-              f"(median; {j:.2f}x where busy CPUs do not slow each other)")
-        paired = statistics.median(rounds)
-        print(f"workers:    -j {args.jobs} is {paired:.2f}x faster than -j 1, the median of "
-              f"each round's pair (target >= 1.8x: {_held(paired >= 1.8)})")
-        print(f"            the rounds, -j {j} against -j 1 (the machine's {j} at once): "
-              + ", ".join(f"{r:.2f} ({m:.2f})" for r, m in zip(rounds, machine))
-              + f"; best -j 1 against best -j {j}: {serial / workers:.2f}x")
-        share = statistics.median(r / m for r, m in zip(rounds, machine))
-        print(f"            -j {j} against what the machine gave {j} separate renders in the "
-              f"same round: {share:.2f} (median of the rounds' quotients)")
-        print(f"cold cache: {cold / workers:.2f} x --no-cache "
-              f"(target <= 1.15: {_held(cold / workers <= 1.15)})")
-        print(f"warm cache: {cold / warm:.2f}x faster than cold "
-              f"(target >= 3x: {_held(cold / warm >= 3)})")
+        base = None
+        if args.base:
+            base = tmp / "base"
+            subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-q",
+                            str(base), args.base], check=True)
+            import compileall  # both commits read bytecode (PYTHONDONTWRITEBYTECODE)
+
+            compileall.compile_dir(base / "nanoframes", quiet=2, workers=1)
+            compileall.compile_dir(ROOT / "nanoframes", quiet=2, workers=1)
+        try:
+            _rounds(args, tmp, base)
+        finally:
+            if base is not None:
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force",
+                                str(base)], check=False)
     return 0
+
+
+def _rounds(args: argparse.Namespace, tmp: Path, base: Path | None) -> None:
+    width, height = (int(n) for n in args.size.lower().split("x"))
+    film = build_film(tmp, (width, height))
+    out = tmp / "out"
+    if not args.no_encoders:
+        encoders(film)
+    render(film, out, 1, None)  # warm the page cache and the font book's files
+    serial = workers = cold = warm = before_first = float("inf")
+    rounds: list[float] = []  # each round's -j 1 against its own -j N
+    machine: list[float] = []  # each round's N renders at once against its -j 1
+    against: list[float] = []  # each round's --base render against the current one
+    for n in range(args.repeat):
+        one = render(film, out, 1, None, "none")
+        many = render(film, out, args.jobs, None, "none")  # just after: a pair
+        serial, workers = min(serial, one), min(workers, many)
+        rounds.append(one / many)
+        machine.append(args.jobs * one / at_once(film, tmp, args.jobs))
+        before_first = min(before_first, first_frame(film, out)[0])
+        cache = tmp / f"cache-{n}"
+        cold = min(cold, render(film, out, args.jobs, cache, "cold"))
+        warm = min(warm, render(film, out, args.jobs, cache, "warm"))
+        if base is not None:
+            old = render(film, out, args.jobs, None, "base", tree=base)
+            new = render(film, out, args.jobs, None, "none")
+            against.append(old / new)
+    frames = len(list(out.glob("*.png")))
+    print(f"film: {width}x{height}, {frames} frames; best of {args.repeat}; "
+          f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    j = args.jobs
+    print("  wall clock (CPU time of all its processes)")
+    print(f"  -j 1 --no-cache          {serial:6.2f} s ({CPU[1, 'none']:.2f} s)")
+    print(f"  -j {j} --no-cache          {workers:6.2f} s ({CPU[j, 'none']:.2f} s)")
+    print(f"  -j {j}, cold cache         {cold:6.2f} s ({CPU[j, 'cold']:.2f} s)")
+    print(f"  -j {j}, warm cache         {warm:6.2f} s ({CPU[j, 'warm']:.2f} s)")
+    # -j 1 is one thread: its CPU time is its wall time on an idle machine; -j N
+    # spread perfectly over N idle CPUs takes its CPU time / N
+    print(f"  in CPU time: -j 1 {CPU[1, 'none']:.2f} s against -j {j} {CPU[j, 'none']:.2f} s "
+          f"over {j} CPUs: {CPU[1, 'none'] / (CPU[j, 'none'] / j):.2f}x on idle CPUs")
+    drawing = serial - before_first
+    print(f"  -j 1: first frame after {before_first:.2f} s (S), every frame drawn "
+          f"in {drawing:.2f} s more (R)")
+    print(f"  ceiling for -j {j}: (S + R) / (S + R/{j}) = "
+          f"{serial / (before_first + drawing / j):.2f}x")
+    # the machine's own figure, with none of nanoframes' parallel code: what N
+    # busy processes get through here, in -j 1 renders per -j 1 render time
+    print(f"  this machine: {j} separate -j 1 renders started together did "
+          f"{statistics.median(machine):.2f}x the work of one in the same time "
+          f"(median; {j:.2f}x where busy CPUs do not slow each other)")
+    paired = statistics.median(rounds)
+    print(f"workers:    -j {args.jobs} is {paired:.2f}x faster than -j 1, the median of "
+          f"each round's pair (target >= 1.8x: {_held(paired >= 1.8)})")
+    print(f"            the rounds, -j {j} against -j 1 (the machine's {j} at once): "
+          + ", ".join(f"{r:.2f} ({m:.2f})" for r, m in zip(rounds, machine))
+          + f"; best -j 1 against best -j {j}: {serial / workers:.2f}x")
+    share = statistics.median(r / m for r, m in zip(rounds, machine))
+    print(f"            -j {j} against what the machine gave {j} separate renders in the "
+          f"same round: {share:.2f} (median of the rounds' quotients)")
+    print(f"cold cache: {cold / workers:.2f} x --no-cache "
+          f"(target <= 1.15: {_held(cold / workers <= 1.15)})")
+    print(f"warm cache: {cold / warm:.2f}x faster than cold "
+          f"(target >= 3x: {_held(cold / warm >= 3)}); in CPU time "
+          f"{CPU[j, 'cold'] / CPU[j, 'warm']:.2f}x")
+    if base is not None:
+        print(f"against {args.base}: -j {j} --no-cache took {statistics.median(against):.2f}"
+              f"x this commit's time there (median of the rounds' pairs: "
+              + ", ".join(f"{r:.2f}" for r in against) + f"); CPU time "
+              f"{CPU[j, 'base']:.2f} s there, {CPU[j, 'none']:.2f} s here")
 
 
 if __name__ == "__main__":

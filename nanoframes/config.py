@@ -178,6 +178,8 @@ def _excused(raw: object, pyproject: Path) -> tuple[dict[str, str], dict[str, Ex
 # the default, and the most there are (one plain, one per applicable variation).
 DEFAULT_SECOND_OPINION = 3
 MAX_SECOND_OPINION = 8
+# Seconds of re-renders one check starts new second opinions within (opinions.py).
+DEFAULT_OPINION_BUDGET = 60.0
 
 
 def second_opinion_count(text: str) -> int:
@@ -211,6 +213,8 @@ class Config:
     second_opinion: int = DEFAULT_SECOND_OPINION
     # a refused face from font-dirs falls back with a warning instead of refusing the film
     allow_fallback: bool = False
+    # seconds of re-renders a check starts second opinions within (determinism/opinions.py)
+    second_opinion_budget: float = DEFAULT_OPINION_BUDGET
 
     @property
     def ledger_path(self) -> Path:
@@ -264,11 +268,16 @@ def load_config(root: Path | None = None) -> Config:
     if not isinstance(allow_fallback, bool):
         raise NanoframesError("config-invalid", "[tool.nanoframes] allow-fallback must be "
                               "true or false", pyproject)
+    budget = table.get("second_opinion_budget", DEFAULT_OPINION_BUDGET)
+    if isinstance(budget, bool) or not isinstance(budget, (int, float)) or not budget >= 0:
+        raise NanoframesError("config-invalid", "[tool.nanoframes] second_opinion_budget must "
+                              "be a number of seconds, 0 or more", pyproject)
     return Config(
         root=root,
         allow_fallback=allow_fallback,
         store=store,
         second_opinion=opinion,
+        second_opinion_budget=float(budget),
         compositions=str_list("compositions", DEFAULT_COMPOSITIONS),
         ledger=ledger,
         font_dirs=str_list("font-dirs", ()),

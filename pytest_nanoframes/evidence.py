@@ -20,12 +20,14 @@ import pytest
 from nanoframes.shown import shown
 
 if TYPE_CHECKING:
+    from nanoframes.determinism.opinions import Budget
     from nanoframes.determinism.verdict import Reading, Verdict
     from nanoframes.evidence.check import EvidenceOptions
     from nanoframes.model.composition import Composition
     from pytest_nanoframes.session import State
 
 _OPTIONS = pytest.StashKey["EvidenceOptions"]()
+_BUDGET = pytest.StashKey["Budget"]()  # this process's second opinions (opinions.py)
 
 
 def addoption(group: Any) -> None:
@@ -159,7 +161,7 @@ def for_item(item: pytest.Item, state: State, verdict: Verdict, reading: Reading
     keep = opts.frames if (opts.directory is not None or html_plugin) else 0
     gathered = gather(verdict, state.ledger().entries.get(verdict.key), reading,
                       state.nf_config, opts.store, keep=keep, comp=comp,
-                      second_opinion=opts.second_opinion)
+                      second_opinion=opts.second_opinion, budget=_budget(state))
     if html_plugin:
         extras = _extras(gathered.images, verdict.key if comp is not None else "")
         item.nf_extras = [*getattr(item, "nf_extras", []), *extras]  # type: ignore[attr-defined]
@@ -176,6 +178,16 @@ def for_item(item: pytest.Item, state: State, verdict: Verdict, reading: Reading
         command = None
     return gathered.verdict, record_of(gathered.verdict, gathered.moved, gathered.sheet,
                                        RECORD_HINT, command)
+
+
+def _budget(state: State) -> Budget:
+    """This process's second-opinion budget: its items' regressions grouped by cause."""
+    stash = state.config.stash
+    if _BUDGET not in stash:
+        from nanoframes.determinism.opinions import Budget
+
+        stash[_BUDGET] = Budget(state.nf_config.second_opinion_budget)
+    return stash[_BUDGET]
 
 
 def finished_record(record: dict | None, item: pytest.Item, outcome: str) -> dict | None:

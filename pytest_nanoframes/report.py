@@ -104,6 +104,10 @@ def summary_lines(state: State) -> list[tuple[str, dict[str, bool]]]:
     for what, where in state.written:  # as pytest-html says where its page is
         lines.append((f"{what}: {where}", {}))
     if not recording:
+        from nanoframes.determinism.opinions import cause_lines
+
+        lines += [(text, {}) for text in cause_lines((r["key"], r.get("opinion"))
+                                                      for r in results)]
         lines += [(text, {}) for text in closing_lines(state)]
     for error in state.session_errors:
         lines.append((f"nanoframes: {error}", {"red": True, "bold": True}))

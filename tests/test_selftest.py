@@ -62,6 +62,8 @@ def by_name(result) -> dict:
     return {v.name: v for v in result.variations}
 
 
+# Over 10 s: every example under every variation, each variation its own process
+# (sampled to 6 frames a film).
 def test_examples_reproduce_under_every_variation() -> None:
     # A sample of each film keeps this quick; `nanoframes digest --selftest` does them whole.
     result = run(EXAMPLES, load_config(ROOT), samples=6, per_frame=1)
@@ -125,6 +127,7 @@ def test_unreadable_composition_is_an_error(project: Path) -> None:
     assert "could not be rendered" in result.lines()[-1]
 
 
+# Over 10 s: the self-test starts one fresh process per variation.
 def test_cli_entry_point(project: Path, capsys: pytest.CaptureFixture[str],
                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(project)
@@ -202,6 +205,7 @@ def test_inputs_moving_during_the_run_are_not_blamed_on_a_variation(project: Pat
     assert not result.ok
 
 
+# Over 10 s: pytest in a fresh process, which starts one process per variation.
 def test_pytest_nf_selftest_collects_a_selftest_item(pytester: pytest.Pytester) -> None:
     pytester.makefile(".toml", pyproject="[tool.nanoframes]\n")
     (pytester.path / "slide.nf.svg").write_text(SLIDE)

@@ -561,6 +561,8 @@ def _interrupted_pytest(root: Path, sig: int, extra: list[str], after: int = 1
     return proc.returncode, (seen + out).decode(errors="replace"), left
 
 
+# Over 10 s: pytest -n 2 started and interrupted three times (without the plugin, and
+# at two moments with it), each waiting for its workers to end.
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
 def test_pytest_n2_ends_as_without_the_plugin(tmp_path: Path, sig: int) -> None:
     """Issue 31, 11: under ``pytest -n 2`` Ctrl-C and SIGTERM end the session as they

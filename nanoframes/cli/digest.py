@@ -239,6 +239,10 @@ def _check_output(verdicts: list[Verdict], records: list[dict], as_json: bool,
             print(f"  {line}")
         if v.time_line:
             print(f"  {v.time_line}")
+    from ..determinism.opinions import cause_lines
+
+    for line in cause_lines((v.key, record.get("opinion")) for v, record in zip(verdicts, records)):
+        print(line)  # regressions of one cause, said once with their films
     for problem in problems:
         print(f"LEDGER {ledger}: {problem}")
     print(_tally(verdicts))

@@ -74,6 +74,12 @@ class Opinion:
     differing: int                  # how many frames the regression names
     recorded: tuple[str, ...]       # their recorded digests (short)
     renders: tuple[Render, ...]     # the check's own first, then the re-renders
+    # Set by a check's budget (opinions.py): what groups it with other regressions, and,
+    # where it was not redrawn, the opinion of its cause it shares or why none was asked.
+    cause: str = ""                 # e.g. "toolchain 1a2b…, same scene, different pixels"
+    shared: tuple[str, ...] = ()    # not redrawn: the films of its cause that were
+    shared_kind: str = ""           # their opinion in short (:attr:`gist`)
+    unasked: str = ""               # not redrawn, with no opinion to share: why
 
     @property
     def drawn(self) -> tuple[Render, ...]:
@@ -88,7 +94,32 @@ class Opinion:
                      if len({r.digests[j] for r in drawn}) > 1)
 
     @property
+    def redrawn(self) -> bool:
+        """Whether fresh processes drew its frames (not shared, not unasked)."""
+        return not self.shared and not self.unasked
+
+    @property
+    def gist(self) -> str:
+        """The opinion in short, what regressions of one cause must agree on to share it:
+        ``reproducible``, or ``unstable, it moves with locale`` (the renders that drew
+        any redrawn frame otherwise than the check)."""
+        if not self.redrawn:
+            return self.shared_kind
+        kind = self.kind
+        if kind != "unstable":
+            return kind
+        check = self.renders[0].digests
+        movers = [r.name for r in self.drawn if r.digests != check]
+        if PLAIN in movers:
+            return "unstable, it moves between fresh processes with nothing varied"
+        return f"unstable, it moves with {' and '.join(movers)}"
+
+    @property
     def kind(self) -> str:
+        if self.unasked:
+            return "unasked"
+        if self.shared:
+            return self.shared_kind.split(",")[0]
         if len(self.drawn) < 2:
             return "inconclusive"
         return "unstable" if self.unstable_frames else "reproducible"
@@ -98,6 +129,13 @@ class Opinion:
         """One line (printed as ``opinion: …`` under the verdict)."""
         kind = self.kind
         drawn = self.drawn
+        if self.unasked:
+            return f"not redrawn: {self.unasked}"
+        if self.shared:
+            n = len(self.shared)
+            return (f"{self.shared_kind}, as the {n} film{'s' if n > 1 else ''} of its cause "
+                    f"redrawn said ({', '.join(self.shared)}); not redrawn (the cause, once, "
+                    "under the verdicts)")
         if kind == "inconclusive":
             text = "inconclusive: no re-render drew the frames"
         elif kind == "reproducible":
@@ -139,14 +177,19 @@ class Opinion:
                 "differing": self.differing, "recorded": list(self.recorded),
                 "unstable_frames": [self.frames[j] for j in self.unstable_frames],
                 "renders": [{"name": r.name, "note": r.note, "digests": list(r.digests),
-                             "error": r.error} for r in self.renders]}
+                             "error": r.error} for r in self.renders],
+                "cause": self.cause, "gist": self.gist, "shared": list(self.shared),
+                "unasked": self.unasked}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Opinion:
         """The inverse of :meth:`as_dict` (xdist workers send verdicts as JSON)."""
         return cls(tuple(data["frames"]), int(data["differing"]), tuple(data["recorded"]),
                    tuple(Render(r["name"], tuple(r["digests"]), r.get("note") or "",
-                                r.get("error")) for r in data["renders"]))
+                                r.get("error")) for r in data["renders"]),
+                   data.get("cause") or "", tuple(data.get("shared") or ()),
+                   data.get("gist") or "" if data.get("shared") else "",
+                   data.get("unasked") or "")
 
 
 def wanted(verdict: Verdict, reading: Reading | None, renders: int) -> bool:
@@ -183,39 +226,82 @@ def consult(verdict: Verdict, entry: Entry | None, reading: Reading | None, conf
     """
     if not wanted(verdict, reading, renders) or entry is None:
         return verdict
-    assert reading is not None
-    if verdict.platform in entry.platforms:  # what the reading was judged against
-        entry = entry.platforms[verdict.platform]
+    return consult_together([(verdict, entry, reading, comp)], config, renders,
+                            environ=environ, timeout=timeout, setup=setup)[0]
+
+
+def consult_together(regressions: Sequence[tuple[Verdict, Entry, Reading, Composition | None]],
+                     config: Config, renders: int = DEFAULT_RENDERS, *,
+                     environ: Mapping[str, str] | None = None, timeout: float = TIMEOUT_S,
+                     setup: str | None = None) -> list[Verdict]:
+    """:func:`consult` for several regressions (each :func:`wanted`) at once: each
+    re-render is one fresh process that draws every film's frames, film after film,
+    so the processes start once (a check's budget: opinions.py)."""
     renders = min(renders, MAX_RENDERS)
-    frames = redrawn(verdict.differing_frames)
-    fresh = dict(zip(reading.indices, reading.frame_digests))
-    recorded = dict(zip(entry.indices, entry.frame_digests))
-    path = comp.path if comp is not None else config.root / verdict.key
-    texts = None
-    if comp is not None and comp.text is not None:
-        texts = [base64.b64encode(comp.text).decode("ascii")]
     base = dict(os.environ if environ is None else environ)
     names = variations_for(renders, base)
-    target = Target(verdict.key, Path(path), reading.frames, frames)
-    jobs, notes = jobs_for([target], 0, base, names, seed=1)
-    outs = _run(jobs, target, config.root, setup, timeout, texts)
-    drawn = [Render(CHECK, tuple(fresh[i][:SHORT] for i in frames))]
-    for job, out in zip(jobs, outs):
-        name = PLAIN if job.variation == "baseline" else job.variation
-        drawn.append(_render(name, notes.get(job.variation, ""), out, frames, reading))
-    opinion = Opinion(frames, len(verdict.differing_frames),
-                      tuple(recorded[i] for i in frames), tuple(drawn))
+    targets, compared, texts = [], [], []
+    for verdict, entry, reading, comp in regressions:
+        compared.append(_compared(verdict, entry, reading))
+        path = comp.path if comp is not None else config.root / verdict.key
+        targets.append(Target(verdict.key, Path(path), reading.frames, compared[-1][0]))
+        texts.append(base64.b64encode(comp.text).decode("ascii")
+                     if comp is not None and comp.text is not None else None)
+    jobs, notes = jobs_for(targets, 0, base, names, seed=1)
+    outs = _run(jobs, targets, config.root, setup, timeout,
+                texts if any(t is not None for t in texts) else None)
+    judged = []
+    for n, (verdict, _, reading, _) in enumerate(regressions):
+        frames, check, recorded = compared[n]
+        drawn = [check]
+        for job, out in zip(jobs, outs):
+            name = PLAIN if job.variation == "baseline" else job.variation
+            drawn.append(_render(name, notes.get(job.variation, ""), _one(out, n), frames,
+                                 reading))
+        opinion = Opinion(frames, len(verdict.differing_frames), recorded, tuple(drawn))
+        judged.append(dataclasses.replace(verdict, opinion=opinion))
+    return judged
+
+
+def _one(out: Mapping[str, Any], n: int) -> Mapping[str, Any]:
+    """A re-render's result for its ``n``-th film alone (a failed process: for all)."""
+    if "error" in out:
+        return out
+    films, segments = out.get("films") or [], out.get("segments") or []
+    return {"films": films[n:n + 1], "segments": segments[n:n + 1]}
+
+
+def not_redrawn(verdict: Verdict, entry: Entry, reading: Reading, **said: Any) -> Verdict:
+    """``verdict`` with an opinion drawn by no fresh process: ``said`` is the
+    :class:`Opinion`'s ``cause`` and ``shared``/``shared_kind`` or ``unasked``
+    (a check's budget decides: opinions.py). The frames and digests are as
+    :func:`consult` would redraw them."""
+    frames, check, recorded = _compared(verdict, entry, reading)
+    opinion = Opinion(frames, len(verdict.differing_frames), recorded, (check,), **said)
     return dataclasses.replace(verdict, opinion=opinion)
 
 
-def _run(jobs: Sequence, target: Target, root: Path, setup: str | None, timeout: float,
-         texts: list[str] | None) -> list[dict[str, Any]]:
+def _compared(verdict: Verdict, entry: Entry, reading: Reading
+              ) -> tuple[tuple[int, ...], Render, tuple[str, ...]]:
+    """The frames an opinion redraws, the check's own render of them and their
+    recorded digests (from the platform entry the reading was judged against)."""
+    if verdict.platform in entry.platforms:  # what the reading was judged against
+        entry = entry.platforms[verdict.platform]
+    frames = redrawn(verdict.differing_frames)
+    fresh = dict(zip(reading.indices, reading.frame_digests))
+    recorded = dict(zip(entry.indices, entry.frame_digests))
+    return (frames, Render(CHECK, tuple(fresh[i][:SHORT] for i in frames)),
+            tuple(recorded[i] for i in frames))
+
+
+def _run(jobs: Sequence, targets: Sequence[Target], root: Path, setup: str | None,
+         timeout: float, texts: Sequence[str | None] | None) -> list[dict[str, Any]]:
     """Every job at once, at most one per CPU: each is its own process."""
     from .selftest import run_job
 
     parallel = max(1, min(len(jobs), os.cpu_count() or 1))
     with ThreadPoolExecutor(max_workers=parallel) as pool:
-        return list(pool.map(lambda job: run_job(job, [target], root, setup, timeout, texts),
+        return list(pool.map(lambda job: run_job(job, targets, root, setup, timeout, texts),
                              jobs))
 
 

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # the options are read at start-up; the evidence is drawn only on a miss
     from ..config import Config
     from ..determinism.ledger import Entry, Ledger
+    from ..determinism.opinions import Budget
     from ..determinism.verdict import Reading, Verdict
 
 
@@ -38,14 +39,16 @@ class EvidenceOptions:
 
 def evidence_for_item(verdict: Verdict, entry: Entry | None, reading: Reading | None,
                       config: Config, options: EvidenceOptions,
-                      record_hint: str = "--record") -> tuple[Verdict, dict]:
-    """One verdict with its evidence, artifacts written; and its record (JSON-able)."""
+                      record_hint: str = "--record", budget: Budget | None = None
+                      ) -> tuple[Verdict, dict]:
+    """One verdict with its evidence, artifacts written; and its record (JSON-able).
+    ``budget``: the check's second opinions (determinism/opinions.py)."""
     from .artifacts import diff_command, record_of, write_artifacts
     from .pixels import gather
 
     gathered = gather(verdict, entry, reading, config, options.store,
                       keep=options.frames if options.directory is not None else 0,
-                      second_opinion=options.second_opinion)
+                      second_opinion=options.second_opinion, budget=budget)
     directory = options.directory
     if directory is not None:
         gathered = write_artifacts(directory, gathered, config, sheet=options.html is not None)
@@ -75,10 +78,15 @@ def finish(records: list[dict], options: EvidenceOptions, title: str = "nanofram
 def evidence_for_check(verdicts: list[Verdict], ledger: Ledger, readings: Mapping[str, Reading],
                        config: Config, options: EvidenceOptions) -> tuple[list[Verdict],
                                                                          list[dict]]:
+    from ..determinism.opinions import Budget
+
     out, records = [], []
+    budget = Budget(config.second_opinion_budget)  # regressions grouped by cause
+    budget.plan(verdicts, ledger.entries, readings, options.second_opinion)
     for verdict in verdicts:
         verdict, record = evidence_for_item(verdict, ledger.entries.get(verdict.key),
-                                            readings.get(verdict.key), config, options)
+                                            readings.get(verdict.key), config, options,
+                                            budget=budget)
         out.append(verdict)
         records.append(record)
     finish(records, options)

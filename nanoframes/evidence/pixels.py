@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 
@@ -25,6 +26,9 @@ from ..frames.compare import FilmEvidence, compare
 from ..frames.film import Film
 from ..frames.store import Store
 from ..model.composition import Composition
+
+if TYPE_CHECKING:
+    from ..determinism.opinions import Budget
 
 HINT = ("record them with `nanoframes digest --record` on the recorded revision, or bring "
         "them with `nanoframes store --import FILE.tar`")
@@ -46,7 +50,8 @@ def wants_evidence(verdict: Verdict) -> bool:
 
 def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, config: Config,
            store_root: Path | None, keep: int = 5, comp: Composition | None = None,
-           draw: bool = True, second_opinion: int = 0) -> Gathered:
+           draw: bool = True, second_opinion: int = 0, budget: Budget | None = None
+           ) -> Gathered:
     """``verdict`` with pixel evidence attached (when it wants some), the expected
     and actual pixels of up to ``keep`` differing frames, and the identity inputs
     that moved, in words.
@@ -58,7 +63,9 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
 
     ``second_opinion``: re-renders of a regression that still fails once its
     bounds are applied (determinism/second_opinion.py); 0: none. Every front end
-    that checks (``digest --check``, collected items, ``nf.check``) comes here."""
+    that checks (``digest --check``, collected items, ``nf.check``) comes here.
+    ``budget``: the check's (determinism/opinions.py): regressions grouped by cause,
+    re-renders within a time budget; None: this one asked alone."""
     if entry is not None and verdict.platform in entry.platforms:
         entry = entry.platforms[verdict.platform]  # what the reading was judged against
     film: Film | None = None
@@ -112,7 +119,9 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
     evidence = FilmEvidence(verdict.compared_frames, tuple(diffs), tuple(unavailable),
                             hint if unavailable else "")
     verdict = apply_bounds(dataclasses.replace(verdict, evidence=evidence), bounds, evidence)
-    if second_opinion:
+    if second_opinion and budget is not None:
+        verdict = budget.consult(verdict, entry, reading, config, second_opinion, comp)
+    elif second_opinion:
         from ..determinism.second_opinion import consult
 
         verdict = consult(verdict, entry, reading, config, second_opinion, comp)
