@@ -196,7 +196,10 @@ def consult(verdict: Verdict, entry: Entry | None, reading: Reading | None, conf
         texts = [base64.b64encode(comp.text).decode("ascii")]
     base = dict(os.environ if environ is None else environ)
     names = variations_for(renders, base)
-    target = Target(verdict.key, Path(path), reading.frames, frames)
+    lottie = getattr(comp, "kind", "composition") == "lottie"
+    if lottie:  # drawn with 0 engine threads only (decision 0120)
+        names = tuple(n for n in names if n not in ("threads-1", "threads-2"))
+    target = Target(verdict.key, Path(path), reading.frames, frames, lottie)
     jobs, notes = jobs_for([target], 0, base, names, seed=1)
     outs = _run(jobs, target, config.root, setup, timeout, texts)
     drawn = [Render(CHECK, tuple(fresh[i][:SHORT] for i in frames))]

@@ -5,8 +5,9 @@ every image inlined, checked against the limits first. What the player itself
 designs out (docs/limits.md, "Lottie"; docs/decisions/0106):
 
 - **Engine threads are 0.** ThorVG disables expressions when it runs scheduler
-  threads, so the thread count would be a pixel input. A process whose engine was
-  started with threads refuses to draw Lottie (``lottie-threads``).
+  threads, so the thread count would be a pixel input. ``NANOFRAMES_THORVG_THREADS``
+  > 0 refuses every Lottie film (``lottie-threads``), whatever the process drew
+  before: the outcome is the configuration's, not the first film's (decision 0120).
 - **One animation alive at a time**, freed before the next loads: ThorVG's
   JavaScript engine lives exactly as long as some animation does, so a fresh
   animation is a fresh JavaScript engine (no globals shared between films).
@@ -165,9 +166,18 @@ class LottiePlayer:
     """One animation at a time on its own canvas. One per process (``get_player``)."""
 
     def __init__(self) -> None:
+        # decided from configuration, never from which film started the engine first
+        # (docs/decisions/0120): a thread count > 0 refuses every Lottie film, so a
+        # Lottie film starts the engine only with the 0 threads compositions get too
+        configured = raster._threads()
+        if configured != 0:
+            raise NanoframesError(
+                "lottie-threads", f"NANOFRAMES_THORVG_THREADS is {configured}; Lottie films "
+                "are drawn with 0 engine threads, since ThorVG disables expressions with "
+                "threads (set it to 0 to draw Lottie films)")
         with raster._LOCK:
-            raster._engine(threads=0)
-            if raster._engine_threads != 0:
+            raster._engine()
+            if raster._engine_threads != 0:  # an engine started with threads on purpose
                 raise NanoframesError(
                     "lottie-threads", f"this process's ThorVG engine runs "
                     f"{raster._engine_threads} threads (NANOFRAMES_THORVG_THREADS); Lottie "
