@@ -73,6 +73,19 @@ def test_forward_and_reverse_give_one_film(player):
     assert forward == backward
 
 
+def test_a_slot_keeps_its_frame_while_the_other_slot_draws(player):
+    """The digest pipeline hashes slot 0 while the next frame draws to slot 1: the
+    frame in slot 0 must not move, and a slot's frame is the canvas's frame."""
+    doc = _doc()
+    player.load(doc, "k")
+    first = player.draw(0, 200, 100, b"s", slot=0)
+    held = _digest(first)
+    second = player.draw(30, 200, 100, b"s", slot=1)
+    assert _digest(first) == held != _digest(second)
+    assert held == _digest(player.draw(0, 200, 100, b"s"))  # the canvas's own frame 0
+    assert not first.flags.writeable
+
+
 def test_random_is_reseeded_per_frame(player, monkeypatch):
     doc = _doc(RANDOM)
     rand = L._libc().rand

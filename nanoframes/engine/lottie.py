@@ -189,6 +189,10 @@ class LottiePlayer:
         self._key: str | None = None
         self._fresh_per_frame = False
         self._watchdog = _Watchdog()
+        import numpy as np
+
+        # the two buffers a frame drawn for the digest pipeline is copied into (draw)
+        self._slots = [np.empty((0, 0, 4), dtype=np.uint8) for _ in range(2)]
 
     # -- animation lifetime ---------------------------------------------------------
 
@@ -331,14 +335,30 @@ class LottiePlayer:
         view.flags.writeable = False
         return view
 
-    def draw(self, frame_number: float, width: int, height: int, seed: bytes) -> np.ndarray:
+    def draw(self, frame_number: float, width: int, height: int, seed: bytes,
+             slot: int | None = None) -> np.ndarray:
         """Draw ``frame_number`` (ThorVG's, relative to ``ip``) of the loaded animation at
         ``width`` x ``height``, with libc's random state reseeded from ``seed``.
 
         A read-only ``(height, width, 4)`` uint8 view, straight R,G,B,A (as
-        ``Rasterizer.render``), of a buffer the next draw of that size overwrites."""
+        ``Rasterizer.render``), of a buffer the next draw of that size overwrites.
+        With ``slot`` (0 or 1) the frame is copied out of the canvas into that slot's
+        buffer, which only the next draw to the same slot overwrites: the digest
+        pipeline hashes one slot while the next frame draws (decision 0121). The
+        canvas itself is the same either way, so the pixels are too."""
         self._need()
-        return self._guarded("draw", self._draw, frame_number, width, height, seed)
+        view = self._guarded("draw", self._draw, frame_number, width, height, seed)
+        if slot is None:
+            return view
+        import numpy as np
+
+        out = self._slots[slot]
+        if out.shape != view.shape:
+            out = self._slots[slot] = np.empty(view.shape, dtype=np.uint8)
+        np.copyto(out, view)
+        kept = out.view()
+        kept.flags.writeable = False
+        return kept
 
 
 _players: dict[int, LottiePlayer] = {}
