@@ -131,6 +131,9 @@ class _Watchdog:
         self._cond = threading.Condition()
         self._deadline: float | None = None
         self._limit = 0.0
+        # when this thread's own wait ends (None: until notified): a frame armed while
+        # a wait ends before its deadline needs no wake-up (no thread switch per frame)
+        self._wake: float | None = None
         self._thread = threading.Thread(target=self._run, name="nanoframes-lottie-watchdog",
                                         daemon=True)
         self._thread.start()
@@ -139,7 +142,8 @@ class _Watchdog:
         with self._cond:
             self._limit = limit
             self._deadline = time.monotonic() + limit
-            self._cond.notify()
+            if self._wake is None or self._wake > self._deadline:
+                self._cond.notify()
 
     def disarm(self) -> None:
         with self._cond:
@@ -149,10 +153,12 @@ class _Watchdog:
         with self._cond:
             while True:
                 if self._deadline is None:
+                    self._wake = None
                     self._cond.wait()
                     continue
                 left = self._deadline - time.monotonic()
                 if left > 0:
+                    self._wake = self._deadline
                     self._cond.wait(left)
                     continue
                 site.overran()
