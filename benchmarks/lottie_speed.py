@@ -7,7 +7,9 @@ document (the one nanoframes hands over, made beforehand, outside the timer)
 loaded once into one animation, and each frame set and drawn on one canvas, with
 nothing else. The "player" column is nanoframes' drawing alone (the scenes and
 ``Film.raster``: the player's reseeding, time limit and crash record; no hashing,
-no opening), to tell the drawing's overhead from the check's. Target: ratio <=
+no opening), to tell the drawing's overhead from the check's. The "serial" column
+is the check with the digest pipeline off (one thread draws and hashes in turn),
+to tell what overlapping the hashing with the drawing gives. Target: ratio <=
 1.3. Both are timed in one run, best of N, on the same clock (``--clock cpu``:
 this process's CPU time, so a busy machine does not distort the ratio; ThorVG
 runs with 0 threads for Lottie).
@@ -34,9 +36,20 @@ from nanoframes.determinism.reading import read_film
 from nanoframes.determinism.sweep import collect
 from nanoframes.engine import lottie as player_module
 from nanoframes.engine import raster
+from nanoframes.frames import workers
 from nanoframes.frames.film import Film
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def _serial(path: Path):
+    """``read_film`` with the digest pipeline off (no spare thread for it)."""
+    spare = workers.spare_threads
+    workers.spare_threads = lambda n: False
+    try:
+        return read_film(path, dedup=False)
+    finally:
+        workers.spare_threads = spare
 
 
 def _best(fn, repeat: int, clock) -> float:
@@ -128,9 +141,9 @@ def main(argv: list[str]) -> int:
         config = load_config(ROOT)
         paths = [p for p in collect([ROOT / "examples" / "lottie"], config)
                  if "#" not in p.name] + [heavy_film(Path(scratch.name))]
-    print(f"{'film':<36}{'frames':>7}{'size':>10}{'bare s':>9}{'player s':>9}{'nf s':>9}"
-          f"{'ratio':>7}")
-    total_bare = total_nf = total_player = 0.0
+    print(f"{'film':<36}{'frames':>7}{'size':>10}{'bare s':>9}{'player s':>9}"
+          f"{'serial s':>9}{'nf s':>9}{'ratio':>7}")
+    total_bare = total_nf = total_player = total_serial = 0.0
     count = 0
     for path in paths:
         root = find_project_root(path.parent)
@@ -144,6 +157,8 @@ def main(argv: list[str]) -> int:
         finally:
             close()
         t_nf = _best(lambda path=path: read_film(path, dedup=False), args.repeat, clock)
+        t_serial = _best(lambda path=path: _serial(path), args.repeat, clock)
+        total_serial += t_serial
         n = len(frames)
         t_player = _best(lambda film=film, n=n: [film.raster(film.document(i))
                                                  for i in range(n)], args.repeat, clock)
@@ -154,13 +169,16 @@ def main(argv: list[str]) -> int:
         name = path.name if path.parent != ROOT / "examples" / "lottie" else \
             path.relative_to(ROOT).as_posix()
         print(f"{name:<36}{len(frames):>7}{f'{film.width}x{film.height}':>10}"
-              f"{t_bare:>9.3f}{t_player:>9.3f}{t_nf:>9.3f}{t_nf / t_bare:>7.2f}")
+              f"{t_bare:>9.3f}{t_player:>9.3f}{t_serial:>9.3f}{t_nf:>9.3f}"
+              f"{t_nf / t_bare:>7.2f}")
     print(f"{'all':<36}{count:>7}{'':>10}{total_bare:>9.3f}{total_player:>9.3f}"
-          f"{total_nf:>9.3f}{total_nf / total_bare:>7.2f}")
+          f"{total_serial:>9.3f}{total_nf:>9.3f}{total_nf / total_bare:>7.2f}")
     print(f"ThorVG alone: {count / total_bare:.0f} frames/s; a nanoframes check: "
           f"{count / total_nf:.0f} frames/s ({args.clock} clock, best of {args.repeat})")
     print(f"nanoframes' drawing alone (scenes and the player's defences, no hashing) against "
           f"ThorVG alone: {total_player / total_bare:.2f}")
+    print(f"the check with the pipeline off (serial) against ThorVG alone: "
+          f"{total_serial / total_bare:.2f}")
     print(f"Lottie check against ThorVG alone (target <= 1.3): {total_nf / total_bare:.2f}")
     scratch.cleanup()
     return 0

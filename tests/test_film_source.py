@@ -71,7 +71,7 @@ def test_each_format_opens_as_its_own_source(project: Path) -> None:
         assert isinstance(source, FilmSource)
     assert (as_source(comp).kind, lottie.kind) == ("composition", "lottie")
     assert (lottie.width, lottie.height, lottie.frame_count) == (64, 32, 12)
-    assert not lottie.pipelined and as_source(comp).pipelined
+    assert lottie.pipelined and as_source(comp).pipelined
 
 
 def test_a_film_of_either_format_draws_through_film(project: Path) -> None:
@@ -152,9 +152,9 @@ def test_a_json_that_is_not_lottie_is_one_line(project: Path) -> None:
     assert str(err.value).startswith(f"{project / 'films' / 'data.json'}: error[")
 
 
-def test_a_lottie_film_is_drawn_serially_whoever_asks_for_the_pipeline(project: Path) -> None:
-    """The player draws on one canvas: the digest pipeline would hash it while the
-    next frame is drawn on it (a worker asks for the pipeline where it has CPUs)."""
+def test_a_lottie_film_gives_the_same_digests_pipelined_or_serial(project: Path) -> None:
+    """The player draws on one canvas and copies each frame into the slot the digest
+    pipeline hashes while the next frame draws (decision 0121)."""
     serial = Film.open(project / "films" / "m.json", project)
     serial.draw_thread = False
     piped = Film.open(project / "films" / "m.json", project)

@@ -73,6 +73,19 @@ def test_forward_and_reverse_give_one_film(player):
     assert forward == backward
 
 
+def test_a_slot_keeps_its_frame_while_the_other_slot_draws(player):
+    """The digest pipeline hashes slot 0 while the next frame draws to slot 1: the
+    frame in slot 0 must not move, and a slot's frame is the canvas's frame."""
+    doc = _doc()
+    player.load(doc, "k")
+    first = player.draw(0, 200, 100, b"s", slot=0)
+    held = _digest(first)
+    second = player.draw(30, 200, 100, b"s", slot=1)
+    assert _digest(first) == held != _digest(second)
+    assert held == _digest(player.draw(0, 200, 100, b"s"))  # the canvas's own frame 0
+    assert not first.flags.writeable
+
+
 def test_random_is_reseeded_per_frame(player, monkeypatch):
     doc = _doc(RANDOM)
     rand = L._libc().rand
@@ -283,7 +296,7 @@ def test_threads_are_pinned_for_lottie():
         view = p.draw(0, 200, 100, b"s")
         print(raster._engine_threads, hashlib.sha256(view.tobytes()).hexdigest())
     """
-    player_first = _run(script.format(setup="p = L.get_player()"), NANOFRAMES_THORVG_THREADS="2")
+    player_first = _run(script.format(setup="p = L.get_player()"), NANOFRAMES_THORVG_THREADS="0")
     assert player_first.returncode == 0, player_first.stderr
     # the hazard: an engine started with threads draws expressions as if they were not there
     bypass = "raster.get_rasterizer(); p = L.LottiePlayer.__new__(L.LottiePlayer); " \
@@ -296,10 +309,10 @@ def test_threads_are_pinned_for_lottie():
     threads, pinned = player_first.stdout.split()
     assert threads == "0" and threaded.stdout.split() == ["2", threaded.stdout.split()[1]]
     assert threaded.stdout.split()[1] != pinned
-    # designed out: a process whose engine already runs threads refuses Lottie
-    refused = _run(script.format(setup="raster.get_rasterizer(); p = L.get_player()"),
-                   NANOFRAMES_THORVG_THREADS="2")
-    assert refused.returncode == 1 and "lottie-threads" in refused.stderr
+    # designed out: a thread count > 0 refuses Lottie, whatever started the engine
+    for setup in ("raster.get_rasterizer(); p = L.get_player()", "p = L.get_player()"):
+        refused = _run(script.format(setup=setup), NANOFRAMES_THORVG_THREADS="2")
+        assert refused.returncode == 1 and "lottie-threads" in refused.stderr
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="faulthandler records")

@@ -43,31 +43,83 @@ class Setup:
     compositions: list[str] = field(default_factory=list)  # the files the globs match
 
 
-def find_compositions(root: Path) -> list[str]:
-    """Every ``*.nf.svg`` under ``root`` (relative POSIX paths), hidden and tool
-    directories skipped."""
-    found: list[str] = []
-    for path in root.rglob("*.nf.svg"):
+def _own_files(root: Path, pattern: str) -> list[Path]:
+    """The files ``pattern`` matches under ``root``, hidden and tool directories skipped."""
+    found = []
+    for path in root.rglob(pattern):
         rel = path.relative_to(root)
         if any(part in _SKIPPED or part.startswith(".") for part in rel.parts[:-1]):
             continue
         if path.is_file():
-            found.append(rel.as_posix())
-    return sorted(found)
+            found.append(path)
+    return found
 
 
-def globs_for(files: list[str]) -> list[str]:
-    """One glob per top directory holding compositions (``*.nf.svg`` for the root)."""
-    tops = sorted({PurePosixPath(f).parts[0] if len(PurePosixPath(f).parts) > 1 else ""
-                   for f in files})
-    return [f"{top}/**/*.nf.svg" if top else "*.nf.svg" for top in tops]
+def find_compositions(root: Path) -> list[str]:
+    """Every ``*.nf.svg`` under ``root`` (relative POSIX paths), hidden and tool
+    directories skipped."""
+    return sorted(p.relative_to(root).as_posix() for p in _own_files(root, "*.nf.svg"))
+
+
+def is_lottie_json(path: Path) -> bool:
+    """Whether a ``*.json`` file is a Lottie (Bodymovin) animation: a JSON object with
+    a canvas, a frame rate, a range and layers. Any other JSON (data, settings) is
+    not a film; a file too large to be one, or unreadable, is not either."""
+    import json
+
+    from ..lottie.checks import is_lottie_tree
+    from ..lottie.source import MAX_LOTTIE_BYTES
+
+    try:
+        if path.stat().st_size > MAX_LOTTIE_BYTES:
+            return False
+        with path.open("rb") as fh:
+            if fh.read(64).lstrip()[:1] != b"{":  # not an object: no need to parse it
+                return False
+        tree = json.loads(path.read_bytes())
+    except (OSError, ValueError, RecursionError):
+        return False
+    return is_lottie_tree(tree)
+
+
+def find_lottie_films(root: Path) -> list[str]:
+    """Every dotLottie file (``*.lottie``) and every ``*.json`` that is a Lottie
+    animation under ``root`` (relative POSIX paths), hidden and tool directories
+    skipped."""
+    films = [p for p in _own_files(root, "*.lottie")]
+    films += [p for p in _own_files(root, "*.json") if is_lottie_json(p)]
+    return sorted(p.relative_to(root).as_posix() for p in films)
+
+
+def _top_of(file: str) -> str:
+    parts = PurePosixPath(file).parts
+    return parts[0] if len(parts) > 1 else ""
+
+
+def globs_for(files: list[str], root: Path | None = None) -> list[str]:
+    """One glob per top directory and kind of film it holds (``*.nf.svg``,
+    ``*.lottie``, ``*.json``; under the root, ``*.nf.svg`` and so on). A ``*.json``
+    glob is written only where every file it matches under ``root`` is a Lottie
+    animation (any JSON could be data: a glob naming it would fail the check);
+    otherwise those Lottie files are named one by one."""
+    globs: list[str] = []
+    for suffix in (".nf.svg", ".lottie", ".json"):
+        mine = [f for f in files if f.lower().endswith(suffix)]
+        for top in sorted({_top_of(f) for f in mine}):
+            glob = f"{top}/**/*{suffix}" if top else f"*{suffix}"
+            if suffix == ".json" and (root is None or not all(
+                    is_lottie_json(p) for p in root.glob(glob) if p.is_file())):
+                globs += [f for f in mine if _top_of(f) == top]
+            else:
+                globs.append(glob)
+    return sorted(globs)
 
 
 def init(root: Path, *, branch: str = "main", requirement: str | None = None) -> Setup:
     """Set the project at ``root`` up; see the module's docstring."""
     root = Path(root).resolve()
     setup = Setup()
-    files = find_compositions(root)
+    files = sorted(find_compositions(root) + find_lottie_films(root))
     setup.compositions = files
     ledger = _pyproject(root, files, setup)
     _lines(root / ".gitignore", [
@@ -106,15 +158,19 @@ def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
     written: list[str] = []
     nf = tool.get("nanoframes")
     if nf is None:
-        globs = globs_for(files) if files else list(DEFAULT_COMPOSITIONS)
+        globs = globs_for(files, root) if files else list(DEFAULT_COMPOSITIONS)
         nf = tomlkit.table()
         nf.add(tomlkit.comment("nanoframes: the compositions checked and the ledger "
                                "(docs/projects.md)"))
         nf.add("compositions", globs)
         nf.add("ledger", DEFAULT_LEDGER)
         tool.add("nanoframes", nf)
-        written.append(f"[tool.nanoframes] compositions = {globs} ({len(files)} "
-                       f"composition{'s' if len(files) != 1 else ''}), "
+        comps = sum(f.lower().endswith(".nf.svg") for f in files)
+        counted = f"{comps} composition{'s' if comps != 1 else ''}"
+        if len(files) > comps:
+            lottie = len(files) - comps
+            counted += f", {lottie} Lottie film{'s' if lottie != 1 else ''}"
+        written.append(f"[tool.nanoframes] compositions = {globs} ({counted}), "
                        f"ledger = {DEFAULT_LEDGER!r}")
     else:
         setup.kept.append("pyproject.toml: [tool.nanoframes] (already there)")

@@ -244,9 +244,12 @@ def consult_together(regressions: Sequence[tuple[Verdict, Entry, Reading, Compos
     for verdict, entry, reading, comp in regressions:
         compared.append(_compared(verdict, entry, reading))
         path = comp.path if comp is not None else config.root / verdict.key
-        targets.append(Target(verdict.key, Path(path), reading.frames, compared[-1][0]))
+        lottie = getattr(comp, "kind", "composition") == "lottie"
+        targets.append(Target(verdict.key, Path(path), reading.frames, compared[-1][0], lottie))
         texts.append(base64.b64encode(comp.text).decode("ascii")
                      if comp is not None and comp.text is not None else None)
+    if any(target.pinned_threads for target in targets):  # 0 engine threads only (0120)
+        names = tuple(n for n in names if n not in ("threads-1", "threads-2"))
     jobs, notes = jobs_for(targets, 0, base, names, seed=1)
     outs = _run(jobs, targets, config.root, setup, timeout,
                 texts if any(t is not None for t in texts) else None)

@@ -21,8 +21,8 @@ itself); the order variations reorder the compositions as well as the frames:
 | pipeline-off | one thread bakes, draws and hashes (no drawing and hashing threads) |
 | interleaved | one frame of each film in turn, so every frame follows another film's |
 
-A Lottie film is drawn with 0 engine threads whatever ``NANOFRAMES_THORVG_THREADS``
-says (ThorVG disables expressions with threads), so ``threads-1`` and ``threads-2``
+A Lottie film is drawn with 0 engine threads only (``NANOFRAMES_THORVG_THREADS`` > 0
+refuses it) (ThorVG disables expressions with threads), so ``threads-1`` and ``threads-2``
 leave it out and say so.
 
 Every worker applies its environment's locale to all categories

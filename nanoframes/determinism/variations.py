@@ -92,7 +92,7 @@ class Target:
     path: Path
     frames: int
     indices: tuple[int, ...]
-    # drawn with 0 engine threads whatever NANOFRAMES_THORVG_THREADS says (a Lottie film:
+    # drawn with 0 engine threads only, NANOFRAMES_THORVG_THREADS > 0 refuses it (a Lottie film:
     # ThorVG disables expressions with threads): the threads-N variations leave it out
     pinned_threads: bool = False
 

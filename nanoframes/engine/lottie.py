@@ -5,8 +5,9 @@ every image inlined, checked against the limits first. What the player itself
 designs out (docs/limits.md, "Lottie"; docs/decisions/0106):
 
 - **Engine threads are 0.** ThorVG disables expressions when it runs scheduler
-  threads, so the thread count would be a pixel input. A process whose engine was
-  started with threads refuses to draw Lottie (``lottie-threads``).
+  threads, so the thread count would be a pixel input. ``NANOFRAMES_THORVG_THREADS``
+  > 0 refuses every Lottie film (``lottie-threads``), whatever the process drew
+  before: the outcome is the configuration's, not the first film's (decision 0120).
 - **One animation alive at a time**, freed before the next loads: ThorVG's
   JavaScript engine lives exactly as long as some animation does, so a fresh
   animation is a fresh JavaScript engine (no globals shared between films).
@@ -130,6 +131,9 @@ class _Watchdog:
         self._cond = threading.Condition()
         self._deadline: float | None = None
         self._limit = 0.0
+        # when this thread's own wait ends (None: until notified): a frame armed while
+        # a wait ends before its deadline needs no wake-up (no thread switch per frame)
+        self._wake: float | None = None
         self._thread = threading.Thread(target=self._run, name="nanoframes-lottie-watchdog",
                                         daemon=True)
         self._thread.start()
@@ -138,7 +142,8 @@ class _Watchdog:
         with self._cond:
             self._limit = limit
             self._deadline = time.monotonic() + limit
-            self._cond.notify()
+            if self._wake is None or self._wake > self._deadline:
+                self._cond.notify()
 
     def disarm(self) -> None:
         with self._cond:
@@ -148,10 +153,12 @@ class _Watchdog:
         with self._cond:
             while True:
                 if self._deadline is None:
+                    self._wake = None
                     self._cond.wait()
                     continue
                 left = self._deadline - time.monotonic()
                 if left > 0:
+                    self._wake = self._deadline
                     self._cond.wait(left)
                     continue
                 site.overran()
@@ -165,9 +172,18 @@ class LottiePlayer:
     """One animation at a time on its own canvas. One per process (``get_player``)."""
 
     def __init__(self) -> None:
+        # decided from configuration, never from which film started the engine first
+        # (docs/decisions/0120): a thread count > 0 refuses every Lottie film, so a
+        # Lottie film starts the engine only with the 0 threads compositions get too
+        configured = raster._threads()
+        if configured != 0:
+            raise NanoframesError(
+                "lottie-threads", f"NANOFRAMES_THORVG_THREADS is {configured}; Lottie films "
+                "are drawn with 0 engine threads, since ThorVG disables expressions with "
+                "threads (set it to 0 to draw Lottie films)")
         with raster._LOCK:
-            raster._engine(threads=0)
-            if raster._engine_threads != 0:
+            raster._engine()
+            if raster._engine_threads != 0:  # an engine started with threads on purpose
                 raise NanoframesError(
                     "lottie-threads", f"this process's ThorVG engine runs "
                     f"{raster._engine_threads} threads (NANOFRAMES_THORVG_THREADS); Lottie "
@@ -179,6 +195,10 @@ class LottiePlayer:
         self._key: str | None = None
         self._fresh_per_frame = False
         self._watchdog = _Watchdog()
+        import numpy as np
+
+        # the two buffers a frame drawn for the digest pipeline is copied into (draw)
+        self._slots = [np.empty((0, 0, 4), dtype=np.uint8) for _ in range(2)]
 
     # -- animation lifetime ---------------------------------------------------------
 
@@ -321,14 +341,30 @@ class LottiePlayer:
         view.flags.writeable = False
         return view
 
-    def draw(self, frame_number: float, width: int, height: int, seed: bytes) -> np.ndarray:
+    def draw(self, frame_number: float, width: int, height: int, seed: bytes,
+             slot: int | None = None) -> np.ndarray:
         """Draw ``frame_number`` (ThorVG's, relative to ``ip``) of the loaded animation at
         ``width`` x ``height``, with libc's random state reseeded from ``seed``.
 
         A read-only ``(height, width, 4)`` uint8 view, straight R,G,B,A (as
-        ``Rasterizer.render``), of a buffer the next draw of that size overwrites."""
+        ``Rasterizer.render``), of a buffer the next draw of that size overwrites.
+        With ``slot`` (0 or 1) the frame is copied out of the canvas into that slot's
+        buffer, which only the next draw to the same slot overwrites: the digest
+        pipeline hashes one slot while the next frame draws (decision 0121). The
+        canvas itself is the same either way, so the pixels are too."""
         self._need()
-        return self._guarded("draw", self._draw, frame_number, width, height, seed)
+        view = self._guarded("draw", self._draw, frame_number, width, height, seed)
+        if slot is None:
+            return view
+        import numpy as np
+
+        out = self._slots[slot]
+        if out.shape != view.shape:
+            out = self._slots[slot] = np.empty(view.shape, dtype=np.uint8)
+        np.copyto(out, view)
+        kept = out.view()
+        kept.flags.writeable = False
+        return kept
 
 
 _players: dict[int, LottiePlayer] = {}

@@ -160,7 +160,7 @@ class Film:
         """
         out: list[str | Future] = []
         pending: deque[Future] = deque()
-        # a source that draws on one canvas of its own (Lottie) is drawn serially
+        # a source that cannot keep a frame per slot would be drawn serially
         pipelined = self.draw_thread and self.source.pipelined
         drawer = ThreadPoolExecutor(1) if pipelined else None
         hasher = ThreadPoolExecutor(1) if pipelined else None

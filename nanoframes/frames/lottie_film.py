@@ -34,7 +34,7 @@ class LottieFilm:
     """One Lottie film (the whole animation, or one marker's range)."""
 
     kind = "lottie"
-    pipelined = False  # the player draws on one canvas of its own
+    pipelined = True  # the player copies each frame into the slot's buffer (decision 0121)
     id = None  # excuses name a Lottie film by its key
 
     def __init__(self, source: Any, path: Path, project_root: Path | None,
@@ -96,7 +96,8 @@ class LottieFilm:
             self._prepared = True
         else:
             player.load(self.lottie.document, self._key, expressions=self.lottie.expressions)
-        return player.draw(self.frame_number(index), width, height, self.lottie.seed(index))
+        return player.draw(self.frame_number(index), width, height, self.lottie.seed(index),
+                           slot)
 
     # -- identity ---------------------------------------------------------------
 
