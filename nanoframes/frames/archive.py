@@ -99,15 +99,27 @@ def import_tar(store: Store, source: Path, record_check: RecordCheck | None = No
         raise NanoframesError("store-import-failed", f"cannot read the archive: "
                               f"{exc.strerror or exc}", source) from None
     try:
-        with fh, tarfile.open(fileobj=fh, mode="r:*", tarinfo=_BoundedInfo) as tar:
+        with fh, tarfile.open(fileobj=fh, mode=_mode(fh), tarinfo=_BoundedInfo) as tar:
             for count, member in enumerate(_members(tar), 1):
                 if count > MAX_MEMBERS:
                     raise tarfile.ReadError(f"more than {MAX_MEMBERS:,} members")
                 added += _import_member(store, tar, member, record_check, rejected)
     except (OSError, EOFError, tarfile.TarError, zlib.error, lzma.LZMAError) as exc:
-        raise NanoframesError("store-import-failed", f"cannot read the archive: "
-                              f"{exc}", source) from None
+        reason = " ".join(str(exc).split())  # one line, whatever the library said
+        raise NanoframesError("store-import-failed", f"cannot read the archive: {reason}",
+                              source) from None
     return added, rejected
+
+
+_MAGIC = ((b"\x1f\x8b", "r:gz"), (b"BZh", "r:bz2"), (b"\xfd7zXZ\x00", "r:xz"))
+
+
+def _mode(fh) -> str:
+    """The tar's compression, from its first bytes (a plain tar otherwise): one
+    reader's error, not one per compression tried."""
+    head = fh.read(6)
+    fh.seek(0)
+    return next((mode for magic, mode in _MAGIC if head.startswith(magic)), "r:")
 
 
 def _import_member(store: Store, tar: tarfile.TarFile, member: tarfile.TarInfo,
