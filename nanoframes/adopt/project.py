@@ -122,7 +122,7 @@ def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
                                "(docs/projects.md)"))
         nf.add("compositions", globs)
         nf.add("ledger", DEFAULT_LEDGER)
-        tool.add("nanoframes", nf)
+        _put(tool, "nanoframes", nf)
         written.append(f"[tool.nanoframes] compositions = {globs} ({len(files)} "
                        f"composition{'s' if len(files) != 1 else ''}), "
                        f"ledger = {DEFAULT_LEDGER!r}")
@@ -148,17 +148,17 @@ def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
         return ledger
     if pytest_table is None:
         pytest_table = tomlkit.table(is_super_table=True)
-        tool.add("pytest", pytest_table)
+        _put(tool, "pytest", pytest_table)
     ini = _table(pytest_table, "ini_options", path, "tool.pytest.")
     if ini is None:
         ini = tomlkit.table()
-        pytest_table.add("ini_options", ini)
+        _put(pytest_table, "ini_options", ini)
     added = []
     if "nf_check" not in ini:
-        ini.add("nf_check", _commented(True, "nanoframes: every composition is a test item"))
+        _put(ini, "nf_check", _commented(True, "nanoframes: every composition is a test item"))
         added.append("nf_check = true")
     if "nf_strict" not in ini:
-        ini.add("nf_strict", _commented("edits", "an unrecorded edit fails (docs/ci.md)"))
+        _put(ini, "nf_strict", _commented("edits", "an unrecorded edit fails (docs/ci.md)"))
         added.append('nf_strict = "edits"')
     testpaths = ini.get("testpaths")
     if testpaths is not None and isinstance(testpaths, list):
@@ -300,6 +300,15 @@ def read_text(path: Path) -> str:
         raise NanoframesError("config-invalid" if path.name == "pyproject.toml" else
                               "init-write", f"cannot read: not UTF-8 ({exc.reason})",
                               path) from None
+
+
+def _put(parent, key: str, value) -> None:
+    """Add a table to one tomlkit gives: a table, or the proxy of one that dotted keys
+    spread out (``tool.pytest.x = 1`` makes ``tool`` one), which has no ``add``."""
+    if hasattr(parent, "add"):
+        parent.add(key, value)
+    else:
+        parent[key] = value
 
 
 def _table(parent, key: str, path: Path, where: str = ""):
