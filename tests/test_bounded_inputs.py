@@ -295,3 +295,20 @@ def test_a_timeline_string_xml_cannot_hold_is_one_line_everywhere(project: Path,
         lines = done.stdout.splitlines()
         assert done.returncode == 2 and "error[timeline-string]" in lines[0], done.stdout
     assert not (project / "a.png").exists()
+
+
+# --- the ledger's own scans: linear whatever the text ---------------------------------
+
+@pytest.mark.parametrize("text", [
+    '{"compositions": {"' + '\\"' * 500_000,  # a string that never ends: was rescanned
+    '{"compositions": {' + ",".join(f'"k{i}": 1' for i in range(200_000)) + "}}",
+], ids=["unterminated-string", "200000-keys"])
+def test_the_ledger_is_scanned_in_one_pass(project: Path, text: str) -> None:
+    from nanoframes.config import DEFAULT_LEDGER
+
+    ledger = project / DEFAULT_LEDGER
+    ledger.parent.mkdir(parents=True, exist_ok=True)
+    ledger.write_text(text)
+    done = nf(project, "digest", "--check", timeout=120)
+    no_traceback(done)
+    assert done.returncode == 2 and "error[ledger-" in done.stdout + done.stderr, done
