@@ -106,10 +106,12 @@ def save(directory: Path, pending: list[Pending], store_root: Path | None = None
         store = Store(store_root, warn=None)
         for item in pending:
             for digest in item.frames:
-                source = store.path_for(digest)
-                if source.is_file():
-                    write_bytes_atomic(frames / f"{digest}.png", source.read_bytes(),
-                                       code="output-failed", durable=False)
+                try:  # bounded, a regular file only: a FIFO in the store never blocks
+                    data = read_limited(store.path_for(digest), MAX_FRAME)
+                except OSError:
+                    continue
+                write_bytes_atomic(frames / f"{digest}.png", data, code="output-failed",
+                                   durable=False)
             for digest in item.scenes:  # those the store holds: the ones a check diffed
                 document = recorded_scene(store, digest)
                 if document is not None:
