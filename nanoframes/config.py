@@ -230,16 +230,18 @@ def load_config(root: Path | None = None) -> Config:
     """Read ``[tool.nanoframes]`` from ``root``/pyproject.toml (defaults if absent)."""
     root = Path(root).resolve() if root else find_project_root()
     pyproject = root / "pyproject.toml"
-    table: dict = {}
+    table: object = {}
     if pyproject.is_file():
         try:
             with pyproject.open("rb") as fh:
-                table = tomllib.load(fh).get("tool", {}).get("nanoframes", {})
+                tool = tomllib.load(fh).get("tool", {})
+            table = tool.get("nanoframes", {}) if isinstance(tool, dict) else None
         except tomllib.TOMLDecodeError as exc:
             raise NanoframesError("config-invalid", f"cannot read pyproject.toml: {exc}",
                                   pyproject) from None
     if not isinstance(table, dict):
-        raise NanoframesError("config-invalid", "[tool.nanoframes] must be a table", pyproject)
+        raise NanoframesError("config-invalid", "[tool] and [tool.nanoframes] must be tables",
+                              pyproject)
 
     def str_list(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
         value = table.get(key, list(default))

@@ -23,7 +23,11 @@ writing their bytes again.
 
 Reading: every input (composition, image, clip, face, ledger) is opened with
 :func:`open_regular`, which refuses anything but a regular file before a read
-could wait for ever (a FIFO) or never end (``/dev/zero``).
+could wait for ever (a FIFO) or never end (``/dev/zero``). What a pull request or
+a CI artifact can hand over (store records, readings files, ``accept --list``,
+archives) is read through :func:`read_limited` (a size limit checked before and
+while reading) and, where it is JSON, decoded by :func:`loads_limited` (its
+nesting measured before the decoder recurses).
 """
 
 from __future__ import annotations
@@ -76,6 +80,62 @@ def read_regular(path: Path | str) -> bytes:
     """The bytes of a regular file (``open_regular``)."""
     with open_regular(path) as fh:
         return fh.read()
+
+
+class TooLarge(OSError):
+    """A file past the size its reader allows (``errno.EFBIG``)."""
+
+    def __init__(self, path: Path | str, limit: int) -> None:
+        super().__init__(errno.EFBIG, f"over {limit:,} bytes (the limit)", str(path))
+
+
+def read_limited(path: Path | str, limit: int) -> bytes:
+    """The bytes of a regular file (``open_regular``: never a FIFO or a device) of at
+    most ``limit`` bytes. Its size is checked before reading, and at most
+    ``limit + 1`` bytes are ever read (a file may grow meanwhile): ``TooLarge``
+    (an ``OSError``) past it."""
+    with open_regular(path) as fh:
+        if os.fstat(fh.fileno()).st_size > limit:
+            raise TooLarge(path, limit)
+        data = fh.read(limit + 1)
+    if len(data) > limit:
+        raise TooLarge(path, limit)
+    return data
+
+
+# A string (an unterminated one runs to the end: possessive, so never rescanned) or
+# a bracket: one pass over the text, whatever it holds.
+_JSON_TOKEN = re.compile(rb'"(?:[^"\\]++|\\.)*+"?|[\[{\]}]', re.DOTALL)
+
+
+def json_too_deep(raw: bytes | str, limit: int) -> bool:
+    """Whether the brackets of a JSON text nest deeper than ``limit`` (strings
+    skipped): one linear scan without recursion, stopping at the first level past
+    it, made before a decoder that recurses per level sees the text."""
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    depth = 0
+    for match in _JSON_TOKEN.finditer(data):
+        token = match.group()
+        if token in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return True
+        elif token in (b"]", b"}"):
+            depth -= 1
+    return False
+
+
+def loads_limited(raw: bytes | str, max_depth: int) -> object:
+    """``json.loads`` of untrusted text nested at most ``max_depth`` deep; ``ValueError``
+    (as for any bad JSON) where it nests deeper, never a ``RecursionError``."""
+    import json
+
+    if json_too_deep(raw, max_depth):
+        raise ValueError(f"JSON nested deeper than {max_depth} levels")
+    try:
+        return json.loads(raw)
+    except RecursionError:  # not reached below the limit; a last guard
+        raise ValueError(f"JSON nested deeper than {max_depth} levels") from None
 
 
 def umask() -> int:

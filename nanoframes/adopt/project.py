@@ -19,18 +19,27 @@ replaced, and a second run changes nothing.
 
 from __future__ import annotations
 
+import errno
+import glob
+import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..config import DEFAULT_COMPOSITIONS, DEFAULT_LEDGER, STATE_DIR
 from ..errors import NanoframesError
-from ..files import write_bytes_atomic
+from ..files import read_limited, write_bytes_atomic
 from . import workflow
 
 MERGE_DRIVER = 'git config merge.nanoframes.driver "nanoframes ledger merge %O %A %B"'
 # Directories never searched for compositions: nobody's own films live there.
 _SKIPPED = {".git", ".venv", "venv", "node_modules", "build", "dist", "__pycache__",
             STATE_DIR, ".tox", ".nox", "site-packages"}
+# The files init reads and may write. A pull request can commit any of them (or a
+# folder on the way) as a symbolic link, or make one a FIFO: init refuses those
+# before it reads or writes anything.
+MAX_READ = 8 << 20  # a pyproject.toml, .gitignore, ... larger than this is not one
+_ESCAPED = re.compile(r"\[([*?\[])\]")  # glob.escape's form of a glob character
 
 
 @dataclass
@@ -106,18 +115,20 @@ def globs_for(files: list[str], root: Path | None = None) -> list[str]:
     for suffix in (".nf.svg", ".lottie", ".json"):
         mine = [f for f in files if f.lower().endswith(suffix)]
         for top in sorted({_top_of(f) for f in mine}):
-            glob = f"{top}/**/*{suffix}" if top else f"*{suffix}"
+            pattern = f"{glob.escape(top)}/**/*{suffix}" if top else f"*{suffix}"
             if suffix == ".json" and (root is None or not all(
-                    is_lottie_json(p) for p in root.glob(glob) if p.is_file())):
-                globs += [f for f in mine if _top_of(f) == top]
+                    is_lottie_json(p) for p in root.glob(pattern) if p.is_file())):
+                globs += [glob.escape(f) for f in mine if _top_of(f) == top]
             else:
-                globs.append(glob)
+                globs.append(pattern)
     return sorted(globs)
 
 
 def init(root: Path, *, branch: str = "main", requirement: str | None = None) -> Setup:
     """Set the project at ``root`` up; see the module's docstring."""
     root = Path(root).resolve()
+    for name in ("pyproject.toml", ".gitignore", ".gitattributes", workflow.PATH):
+        refuse_unsafe(root, name)
     setup = Setup()
     files = sorted(find_compositions(root) + find_lottie_films(root))
     setup.compositions = files
@@ -146,17 +157,16 @@ def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
     path = root / "pyproject.toml"
     existed = path.is_file()
     try:
-        text = path.read_text(encoding="utf-8") if existed else ""
-        doc = tomlkit.parse(text)
-    except (OSError, UnicodeDecodeError, TOMLKitError) as exc:
+        doc = tomlkit.parse(read_text(path) if existed else "")
+    except TOMLKitError as exc:
         raise NanoframesError("config-invalid", f"cannot read pyproject.toml: {exc}",
                               path) from None
-    tool = doc.get("tool")
+    tool = _table(doc, "tool", path)
     if tool is None:
         tool = tomlkit.table(is_super_table=True)
         doc.add("tool", tool)
     written: list[str] = []
-    nf = tool.get("nanoframes")
+    nf = _table(tool, "nanoframes", path, "tool.")
     if nf is None:
         globs = globs_for(files, root) if files else list(DEFAULT_COMPOSITIONS)
         nf = tomlkit.table()
@@ -164,7 +174,7 @@ def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
                                "(docs/projects.md)"))
         nf.add("compositions", globs)
         nf.add("ledger", DEFAULT_LEDGER)
-        tool.add("nanoframes", nf)
+        _put(tool, "nanoframes", nf)
         comps = sum(f.lower().endswith(".nf.svg") for f in files)
         counted = f"{comps} composition{'s' if comps != 1 else ''}"
         if len(files) > comps:
@@ -174,9 +184,14 @@ def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
                        f"ledger = {DEFAULT_LEDGER!r}")
     else:
         setup.kept.append("pyproject.toml: [tool.nanoframes] (already there)")
-    ledger = str(nf.get("ledger", DEFAULT_LEDGER))
-    globs = [str(g) for g in (nf.get("compositions") or DEFAULT_COMPOSITIONS)]
-    pytest_table = tool.get("pytest")
+    ledger = nf.get("ledger", DEFAULT_LEDGER)
+    globs = nf.get("compositions") or list(DEFAULT_COMPOSITIONS)
+    globs = [globs] if isinstance(globs, str) else globs
+    if not isinstance(ledger, str) or not isinstance(globs, list) \
+            or not all(isinstance(g, str) for g in globs):
+        raise NanoframesError("config-invalid", "[tool.nanoframes] compositions must be a "
+                              "list of globs and ledger a path", path)
+    pytest_table = _table(tool, "pytest", path, "tool.")
     elsewhere = _pytest_config_elsewhere(root, pytest_table)
     if elsewhere is not None:
         # pytest reads that file, not pyproject.toml: a new [tool.pytest.ini_options]
@@ -189,17 +204,17 @@ def _pyproject(root: Path, files: list[str], setup: Setup) -> str:
         return ledger
     if pytest_table is None:
         pytest_table = tomlkit.table(is_super_table=True)
-        tool.add("pytest", pytest_table)
-    ini = pytest_table.get("ini_options")
+        _put(tool, "pytest", pytest_table)
+    ini = _table(pytest_table, "ini_options", path, "tool.pytest.")
     if ini is None:
         ini = tomlkit.table()
-        pytest_table.add("ini_options", ini)
+        _put(pytest_table, "ini_options", ini)
     added = []
     if "nf_check" not in ini:
-        ini.add("nf_check", _commented(True, "nanoframes: every composition is a test item"))
+        _put(ini, "nf_check", _commented(True, "nanoframes: every composition is a test item"))
         added.append("nf_check = true")
     if "nf_strict" not in ini:
-        ini.add("nf_strict", _commented("edits", "an unrecorded edit fails (docs/ci.md)"))
+        _put(ini, "nf_strict", _commented("edits", "an unrecorded edit fails (docs/ci.md)"))
         added.append('nf_strict = "edits"')
     testpaths = ini.get("testpaths")
     if testpaths is not None and isinstance(testpaths, list):
@@ -229,8 +244,8 @@ def _pytest_config_elsewhere(root: Path, pytest_table: object) -> str | None:
     if pytest_table is not None and "ini_options" in pytest_table:
         return None
     for name, section in (("tox.ini", "[pytest]"), ("setup.cfg", "[tool:pytest]")):
-        try:
-            lines = (root / name).read_text(encoding="utf-8").splitlines()
+        try:  # bounded, a regular file only: never a FIFO that would block
+            lines = read_limited(root / name, MAX_READ).decode("utf-8").splitlines()
         except (OSError, UnicodeDecodeError):
             continue
         if section in (line.strip() for line in lines):
@@ -250,9 +265,9 @@ def _top(pattern: str) -> str:
     """The fixed directory a glob or path starts in (``films`` of ``films/**/*.nf.svg``)."""
     parts = []
     for part in PurePosixPath(pattern).parent.parts:
-        if any(c in part for c in "*?["):
+        if any(c in _ESCAPED.sub("", part) for c in "*?["):
             break
-        parts.append(part)
+        parts.append(_ESCAPED.sub(r"\1", part))  # a folder named with [, * or ?
     return "/".join(parts)
 
 
@@ -267,10 +282,7 @@ def _covered(directory: str, testpaths: list) -> bool:
 def _lines(path: Path, lines: list[str], setup: Setup) -> None:
     """Append the lines a file lacks (comments only with a line they precede)."""
     name = path.name
-    try:
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
-    except (OSError, UnicodeDecodeError) as exc:
-        raise NanoframesError("init-write", f"cannot read: {exc}", path) from None
+    text = read_text(path) if os.path.lexists(path) else ""
     have = {line.strip() for line in text.splitlines()}
     missing: list[str] = []
     for i, line in enumerate(lines):
@@ -310,6 +322,56 @@ def _is_package(root: Path) -> bool:
     import tomlkit
 
     try:
-        return "project" in tomlkit.parse((root / "pyproject.toml").read_text("utf-8"))
+        return "project" in tomlkit.parse(read_text(root / "pyproject.toml"))
     except Exception:  # noqa: BLE001 - read just above; unreadable means "no"
         return False
+
+
+def refuse_unsafe(root: Path, name: str) -> None:
+    """``init-not-regular`` where ``name`` (relative to ``root``), or a folder on the
+    way to it, is a symbolic link, or where it is there but not a regular file: init
+    never writes through a link (a ``.github`` linked to a folder elsewhere, a
+    ``.gitignore`` linked to a file elsewhere) nor opens a FIFO or a device."""
+    path = root
+    for part in PurePosixPath(name).parts:
+        path = path / part
+        if path.is_symlink():
+            raise NanoframesError("init-not-regular", "a symbolic link: init writes nothing "
+                                  "through a link (make it a plain file or folder, or add "
+                                  "init's lines by hand)", path)
+    if os.path.lexists(path) and not path.is_file():
+        raise NanoframesError("init-not-regular", "not a regular file: init reads and "
+                              "writes regular files only", path)
+
+
+def read_text(path: Path) -> str:
+    """A file init edits: a regular file of at most ``MAX_READ`` bytes, UTF-8."""
+    try:
+        return read_limited(path, MAX_READ).decode("utf-8")
+    except OSError as exc:
+        raise NanoframesError("init-not-regular" if exc.errno in (errno.EINVAL, errno.EFBIG)
+                              else "init-write", f"cannot read: {exc.strerror or exc}",
+                              path) from None
+    except UnicodeDecodeError as exc:
+        raise NanoframesError("config-invalid" if path.name == "pyproject.toml" else
+                              "init-write", f"cannot read: not UTF-8 ({exc.reason})",
+                              path) from None
+
+
+def _put(parent, key: str, value) -> None:
+    """Add a table to one tomlkit gives: a table, or the proxy of one that dotted keys
+    spread out (``tool.pytest.x = 1`` makes ``tool`` one), which has no ``add``."""
+    if hasattr(parent, "add"):
+        parent.add(key, value)
+    else:
+        parent[key] = value
+
+
+def _table(parent, key: str, path: Path, where: str = ""):
+    """``parent[key]`` if it is a table (None where absent); ``config-invalid`` where it
+    is a value of another kind (``tool = 1``)."""
+    value = parent.get(key)
+    if value is not None and not isinstance(value, dict):
+        raise NanoframesError("config-invalid", f"[{where}{key}] must be a table, not "
+                              f"{type(value).__name__}", path)
+    return value

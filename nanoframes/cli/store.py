@@ -9,6 +9,7 @@ from pathlib import Path
 from ..config import Config, find_project_root, load_config
 from ..determinism.ledger import read_ledger
 from ..errors import NanoframesError
+from ..frames.archive import export_tar, import_tar
 from ..frames.digest import SHORT
 from ..frames.store import ENV, Store, store_location
 
@@ -72,6 +73,11 @@ def run(args: argparse.Namespace) -> int:
                                   "--prune needs the ledger whose frames to keep", ledger_path)
         from ..frames import scenes
 
+        link = store.linked(config.root)
+        if link is not None:  # a pull request may commit a link: delete nothing through it
+            raise NanoframesError("store-linked", "--prune deletes nothing through a "
+                                  "symbolic link: name the folder it points to with --store",
+                                  link)
         frames, kept_scenes = _recorded(ledger_path)
         dropped = store.prune(frames)
         gone = scenes.prune(store, kept_scenes)
@@ -79,7 +85,7 @@ def run(args: argparse.Namespace) -> int:
         lines.append(f"pruned {len(dropped)} entries no ledger frame refers to, and "
                      f"{len(gone)} scene records no ledger scene refers to")
     elif args.export:
-        n = store.export_tar(args.export.absolute())
+        n = export_tar(store, args.export.absolute())
         out["exported"] = n
         lines.append(f"exported {n} entries to {args.export}")
     elif args.import_:
@@ -92,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
                 return believed(store, kind, digest, raw)
             return verified(kind, digest, raw) is not None
 
-        added, rejected = store.import_tar(args.import_.absolute(), check)
+        added, rejected = import_tar(store, args.import_.absolute(), check)
         out.update(imported=added, rejected=rejected)
         lines += [f"rejected: {name}" for name in rejected]
         lines.append(f"imported {added} entries, {len(rejected)} rejected")

@@ -11,19 +11,20 @@ is written through ``recording.commit``: locked, re-read, merged by key, sealed.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..config import Config
 from ..errors import NanoframesError
+from ..files import loads_limited, read_limited
 from .ledger import Entry, Ledger, is_test_key, read_ledger
 from .pending import Pending, Source
 from .verdict import Kind, Verdict
 
 ACCEPTABLE = (Kind.CHANGED, Kind.ABSENT, Kind.MATCH)  # what --all-changed takes
 MAX_LIST = 8 << 20
+MAX_LIST_DEPTH = 4  # {"accept": [...]} nests 2 deep
 
 
 @dataclass
@@ -58,17 +59,16 @@ def choose(pending: Mapping[str, Pending], keys: Iterable[str], all_changed: boo
 
 
 def read_list(path: Path) -> list[str]:
-    """The keys of an ``accept.json`` the HTML report saved: ``{"accept": [KEY, ...]}``."""
+    """The keys of an ``accept.json`` the HTML report saved: ``{"accept": [KEY, ...]}``;
+    a regular file of at most ``MAX_LIST`` bytes, nested at most ``MAX_LIST_DEPTH``."""
     try:
-        if Path(path).stat().st_size > MAX_LIST:
-            raise ValueError("too large")
-        data = json.loads(Path(path).read_text(encoding="utf-8"))
+        data = loads_limited(read_limited(path, MAX_LIST), MAX_LIST_DEPTH)
         keys = data["accept"]
         if not isinstance(keys, list) or not all(isinstance(k, str) for k in keys):
             raise ValueError('"accept" must be a list of keys')
         return keys
     except OSError as exc:
-        raise NanoframesError("accept-list-invalid", f"cannot read: {exc.strerror}",
+        raise NanoframesError("accept-list-invalid", f"cannot read: {exc.strerror or exc}",
                               path) from None
     except (ValueError, KeyError, TypeError) as exc:
         raise NanoframesError("accept-list-invalid", f'expected {{"accept": [KEY, ...]}} '

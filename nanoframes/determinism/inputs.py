@@ -18,7 +18,9 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..files import loads_limited
 from ..frames.store import Store
+from ..model.limits import MAX_DEPTH
 from .identity import (
     NONE,
     canonical_source,
@@ -35,6 +37,10 @@ if TYPE_CHECKING:
 
 SVG_NS = "{http://www.w3.org/2000/svg}"
 MAX_DIFF_LINES = 40
+MAX_RECORD_DEPTH = 8  # a record nests 3 deep ({"canonical", "children": [[name, digest]]})
+# a canonical projection nests two lists per element (node, content) and elements
+# nest at most MAX_DEPTH deep
+MAX_SOURCE_DEPTH = 2 * MAX_DEPTH + 8
 # toolchain parts that are versions (said as they are) rather than file digests
 VERSION_PARTS = frozenset({"thorvg-python", "nanoframes", "pyav"})
 
@@ -71,8 +77,13 @@ def _lines(node: list, depth: int) -> list[str]:
 
 def source_lines(canonical: str | bytes) -> list[str]:
     """The canonical projection (identity.canonical_source) as indented lines, one
-    element per line: what the source digest covers, readable and diffable."""
-    return _lines(json.loads(canonical), 0)
+    element per line: what the source digest covers, readable and diffable. A
+    projection nested deeper than a composition may be (a record made by hand
+    that hashes to its name) is one line saying so."""
+    try:
+        return _lines(loads_limited(canonical, MAX_SOURCE_DEPTH), 0)
+    except ValueError as exc:
+        return [f"(the recorded source cannot be shown: {exc})"]
 
 
 def _files(pairs: Sequence[tuple[str, str, Path]]) -> list[list]:
@@ -171,8 +182,8 @@ def digest_of(kind: str, data: Any) -> str | None:
 
 def verified(kind: str, digest: str, raw: bytes) -> Any:
     """The record in ``raw`` if it is one of ``kind`` that hashes to ``digest``, else None."""
-    try:
-        data = json.loads(raw)
+    try:  # a record nests 3 deep: 100,000 nested brackets are not one
+        data = loads_limited(raw, MAX_RECORD_DEPTH)
     except ValueError:
         return None
     return data if kind in KINDS and digest_of(kind, data) == digest else None

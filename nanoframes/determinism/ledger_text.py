@@ -16,7 +16,7 @@ import re
 from pathlib import Path
 
 from ..errors import NanoframesError
-from ..files import open_regular
+from ..files import json_too_deep, open_regular
 
 # 64 MiB: about 2.3 million frame digests (one line each), twenty films of the
 # longest allowed; a ledger past it is not one nanoframes wrote.
@@ -27,8 +27,8 @@ MAX_LEDGER_DEPTH = 32
 
 # Lines git writes into a file it could not merge (``diff3`` style included).
 _CONFLICT_MARKERS = ("<<<<<<<", "|||||||", "=======", ">>>>>>>")
-_STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.DOTALL)
-_BRACKET = re.compile(r"[\[\]{}]")
+_TOKEN = re.compile(r'"(?:[^"\\]++|\\.)*+"?|[\[\]{}]', re.DOTALL)  # a string or a bracket
+_COLON = re.compile(r"\s*:")
 
 
 def read_bytes(path: Path) -> bytes:
@@ -56,13 +56,11 @@ def decode(raw: bytes, path: Path) -> str:
 
 def check_depth(text: str, path: Path) -> None:
     """``ledger-corrupt`` where brackets nest deeper than ``MAX_LEDGER_DEPTH`` (strings
-    skipped), found without recursion, before the JSON decoder would recurse."""
-    depth = 0
-    for match in _BRACKET.finditer(_STRING.sub('""', text)):
-        depth += 1 if match.group() in "[{" else -1
-        if depth > MAX_LEDGER_DEPTH:
-            raise NanoframesError("ledger-corrupt", f"JSON nested deeper than "
-                                  f"{MAX_LEDGER_DEPTH} levels; not a ledger", path)
+    skipped), found in one linear pass without recursion, before the JSON decoder
+    would recurse (``files.json_too_deep``: an unterminated string is not rescanned)."""
+    if json_too_deep(text, MAX_LEDGER_DEPTH):
+        raise NanoframesError("ledger-corrupt", f"JSON nested deeper than "
+                              f"{MAX_LEDGER_DEPTH} levels; not a ledger", path)
 
 
 def read_text(path: Path) -> str:
@@ -73,32 +71,25 @@ def read_text(path: Path) -> str:
 
 
 def duplicate_at(text: str) -> tuple[int, int] | None:
-    """Line and column of the first key repeated within one JSON object."""
+    """Line and column of the first key repeated within one JSON object (one pass:
+    each string and bracket is a token, each key's colon matched where it ends)."""
     stack: list[set[str]] = []
-    i, n = 0, len(text)
-    while i < n:
-        ch = text[i]
-        if ch == '"':
-            end = i + 1
-            while end < n and text[end] != '"':
-                end += 2 if text[end] == "\\" else 1
-            after = text[end + 1:].lstrip()
-            if stack and after.startswith(":"):
-                key = json.loads(text[i:end + 1])
-                if key in stack[-1]:
-                    return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
-                stack[-1].add(key)
-            i = end + 1
-            continue
-        if ch == "{":
-            stack.append(set())
-        elif ch == "}" and stack:
-            stack.pop()
-        elif ch == "[":
-            stack.append(set())  # a list: its strings are never keys
-        elif ch == "]" and stack:
-            stack.pop()
-        i += 1
+    for match in _TOKEN.finditer(text):
+        token = match.group()
+        if token in "{[":
+            stack.append(set())  # a list too: its strings are never keys
+        elif token in "}]":
+            if stack:
+                stack.pop()
+        elif stack and _COLON.match(text, match.end()):
+            try:
+                key = json.loads(token)
+            except ValueError:
+                return None  # not JSON: the decoder says where
+            i = match.start()
+            if key in stack[-1]:
+                return text.count("\n", 0, i) + 1, i - text.rfind("\n", 0, i)
+            stack[-1].add(key)
     return None
 
 

@@ -12,8 +12,11 @@ reading never touches the ledger; each check replaces the file.
 from __future__ import annotations
 
 import json
+import lzma
+import os
 import shutil
 import zipfile
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -21,7 +24,7 @@ from typing import Any
 
 from ..config import state_dir
 from ..errors import NanoframesError
-from ..files import write_bytes_atomic
+from ..files import TooLarge, loads_limited, read_limited, write_bytes_atomic
 from ..keys import canonical_key
 from .ledger import Entry
 from .verdict import Kind, Reading, Verdict
@@ -33,6 +36,7 @@ SCENES = "scenes"  # beside frames/: <scene digest>.z, one self-contained file e
 VERSION = 1
 MAX_READINGS = 64 << 20  # a readings file is text: a larger one is not one
 MAX_FRAME = 256 << 20
+MAX_DEPTH = 32  # a readings file nests about 10 deep
 
 
 @dataclass(frozen=True)
@@ -104,10 +108,12 @@ def save(directory: Path, pending: list[Pending], store_root: Path | None = None
         store = Store(store_root, warn=None)
         for item in pending:
             for digest in item.frames:
-                source = store.path_for(digest)
-                if source.is_file():
-                    write_bytes_atomic(frames / f"{digest}.png", source.read_bytes(),
-                                       code="output-failed", durable=False)
+                try:  # bounded, a regular file only: a FIFO in the store never blocks
+                    data = read_limited(store.path_for(digest), MAX_FRAME)
+                except OSError:
+                    continue
+                write_bytes_atomic(frames / f"{digest}.png", data, code="output-failed",
+                                   durable=False)
             for digest in item.scenes:  # those the store holds: the ones a check diffed
                 document = recorded_scene(store, digest)
                 if document is not None:
@@ -149,7 +155,7 @@ class Source:
             self._prefix = names[0][: -len(READINGS)]
         elif self.path.is_dir():
             for folder in (self.path, self.path / "pending"):
-                if (folder / READINGS).is_file():
+                if os.path.lexists(folder / READINGS):  # read (and refused) if not a file
                     self.path = folder
                     break
             else:
@@ -162,20 +168,30 @@ class Source:
                                "a check first (with --artifacts DIR in CI)", self.path)
 
     def read(self, name: str, limit: int) -> bytes | None:
+        """The bytes of ``name`` here; None where there is no such file. One
+        ``pending-unreadable`` line where there is one that cannot be read whole
+        within ``limit``: past it, not a regular file (a FIFO is never opened for
+        a read that would wait), an encrypted or corrupt zip member."""
         try:
             if self._zip is not None:
-                info = self._zip.getinfo(self._prefix + name)
-                if info.file_size > limit:
+                try:
+                    info = self._zip.getinfo(self._prefix + name)
+                except KeyError:
                     return None
+                if info.file_size > limit:
+                    raise TooLarge(name, limit)
                 with self._zip.open(info) as member:  # the declared size may lie
                     data = member.read(limit + 1)
-                return data if len(data) <= limit else None
+                if len(data) > limit:
+                    raise TooLarge(name, limit)
+                return data
             path = self.path / name
-            if not path.is_file() or path.stat().st_size > limit:
-                return None
-            return path.read_bytes()
-        except (KeyError, OSError, zipfile.BadZipFile):
-            return None
+            return read_limited(path, limit) if os.path.lexists(path) else None
+        except (OSError, EOFError, RuntimeError, NotImplementedError, zipfile.BadZipFile,
+                zlib.error, lzma.LZMAError) as exc:  # RuntimeError: encrypted
+            reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+            raise NanoframesError("pending-unreadable", f"{name} cannot be read ({reason})",
+                                  self.path) from None
 
     def readings(self) -> dict[str, Pending]:
         raw = self.read(READINGS, MAX_READINGS)
@@ -186,7 +202,7 @@ class Source:
 
             verify(raw, self.read(SEAL, 1024), self.path / READINGS)
         try:
-            data = json.loads(raw)
+            data = loads_limited(raw, MAX_DEPTH)
             if data.get("version") != VERSION:
                 raise ValueError(f"version {data.get('version')!r}, expected {VERSION}")
             self.report = data.get("report") if self._zip is None else None

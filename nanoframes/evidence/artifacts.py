@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
 from collections.abc import Iterable
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 from ..config import Config
 from ..determinism.reading import sample_indices
 from ..determinism.verdict import Kind, Verdict
+from ..errors import NanoframesError
 from ..files import write_bytes_atomic
 from ..frames.compare import amplify_diff
 from ..frames.film import Film
@@ -36,13 +38,48 @@ def _write_png(path: Path, rgba) -> None:
     write_bytes_atomic(path, encode_png(rgba), code="output-failed", durable=False)
 
 
+_NODE_UNSAFE = re.compile(r'[:<>|*?"\[\]\s\\]')  # what CI artifact uploads refuse
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\\]")  # never in a file name we write
+MAX_COMPONENT = 200  # bytes of one folder name (file systems allow 255)
+
+
 def folder_of(key: str) -> str:
-    """A key as a folder: a file's key as it is; a test's node id (``nf.check``) with
-    ``::`` as ``/`` and what CI artifact uploads refuse (``:<>|*?"``, brackets,
-    spaces) as ``_``, so ``tests/t.py::test_a[x]`` is ``tests/t.py/test_a_x_``."""
-    if "::" not in key:
-        return key
-    return re.sub(r'[:<>|*?"\[\]\s\\]', "_", key.replace("::", "/"))
+    """A key as a relative folder inside the artifacts folder: a file's key as it
+    is; a test's node id (``nf.check``) with ``::`` as ``/`` and what CI artifact
+    uploads refuse (``:<>|*?"``, brackets, spaces) as ``_``, so
+    ``tests/t.py::test_a[x]`` is ``tests/t.py/test_a_x_``. Built from sanitized
+    components, whatever the key holds: no empty, ``.`` or ``..`` component (a
+    ``parametrize`` id over paths, ``test_a[../../x]``, stays inside: ``.`` become
+    ``_``), no control character or backslash, none longer than ``MAX_COMPONENT``
+    bytes (cut, with a digest of the whole to keep them apart)."""
+    node = "::" in key
+    text = _NODE_UNSAFE.sub("_", key.replace("::", "/")) if node else key
+    parts = [_component(part) for part in text.split("/") if part]
+    return "/".join(parts) or "_"
+
+
+def _component(part: str) -> str:
+    part = _CONTROL.sub("_", part)
+    if set(part) == {"."}:
+        return "_" * len(part)
+    if len(part.encode("utf-8", "surrogatepass")) > MAX_COMPONENT:
+        import hashlib
+
+        digest = hashlib.sha256(part.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+        part = part.encode("utf-8", "surrogatepass")[:MAX_COMPONENT - 17].decode(
+            "utf-8", "ignore") + "-" + digest
+    return part
+
+
+def inside(directory: Path, relative: str) -> Path:
+    """``directory / relative``, checked to lie inside ``directory`` (its path, no link
+    followed): ``output-failed`` otherwise, before anything is written."""
+    base = os.path.normpath(os.path.abspath(directory))
+    path = os.path.normpath(os.path.join(base, relative))
+    if os.path.commonpath([base, path]) != base:
+        raise NanoframesError("output-failed", f"an artifact path out of the folder "
+                              f"({relative!r})", directory)
+    return Path(path)
 
 
 def write_artifacts(directory: Path, gathered: Gathered, config: Config,
@@ -51,7 +88,8 @@ def write_artifacts(directory: Path, gathered: Gathered, config: Config,
     return it with the file paths (relative to ``directory``) in its evidence.
     ``comp``: the composition, when it is not a file under its key (built in a test)."""
     verdict = gathered.verdict
-    folder = directory / folder_of(verdict.key)
+    relative = folder_of(verdict.key)
+    folder = inside(directory, relative)
     files: dict[int, dict[str, str]] = {}
     for index, (expected, actual) in sorted(gathered.images.items()):
         names = {}
@@ -61,7 +99,7 @@ def write_artifacts(directory: Path, gathered: Gathered, config: Config,
         for role, rgba in pictures.items():
             path = folder / f"{index}-{role}.png"
             _write_png(path, rgba)
-            names[role] = path.relative_to(directory).as_posix()
+            names[role] = f"{relative}/{path.name}"
         files[index] = names
     sheet_name = None
     if sheet and verdict.kind not in (Kind.ERROR, Kind.STALE):
@@ -70,7 +108,7 @@ def write_artifacts(directory: Path, gathered: Gathered, config: Config,
         indices = sample_indices(film.source.frame_count, SHEET_FRAMES)
         path = folder / "sheet.png"
         _write_png(path, contact_sheet(film, indices))
-        sheet_name = path.relative_to(directory).as_posix()
+        sheet_name = f"{relative}/{path.name}"
     evidence = verdict.evidence
     if evidence is not None:
         evidence = dataclasses.replace(evidence, files=files, sheet=sheet_name)

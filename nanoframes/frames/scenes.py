@@ -25,7 +25,7 @@ import zlib
 from pathlib import Path
 
 from .digest import SHORT
-from .store import Store, record_suffix
+from .store import Store, is_digest, record_suffix
 
 SCENE, BLOB = "scene", "blob"
 KINDS = (SCENE, BLOB)
@@ -67,20 +67,33 @@ def _inflate(data: bytes) -> bytes | None:
         return None
 
 
+_REF_LINE = len(b"0 ") + 64 + len(b" 0\n")  # the shortest blob-reference line
+
+
 def _parts(raw: bytes) -> tuple[list[tuple[int, str, int]], bytes] | None:
-    """The blob references and the body of an inflated scene record."""
+    """The blob references and the body of an inflated scene record: one pass over
+    the lines (each sliced once), their count bounded by the bytes they would take."""
     if not raw.startswith(_HEADER):
         return None
+    end = raw.find(b"\n", len(_HEADER))
     try:
-        head, _, rest = raw[len(_HEADER):].partition(b"\n")
-        refs = []
-        for _ in range(int(head)):
-            line, _, rest = rest.partition(b"\n")
-            offset, digest, length = line.split(b" ")
-            refs.append((int(offset), digest.decode("ascii"), int(length)))
-    except ValueError:
+        count = int(raw[len(_HEADER):end]) if end >= 0 else -1
+        if not 0 <= count <= (len(raw) - end) // _REF_LINE:
+            return None
+        refs, pos = [], end + 1
+        for _ in range(count):
+            stop = raw.find(b"\n", pos)
+            if stop < 0:
+                return None
+            offset, digest, length = raw[pos:stop].split(b" ")
+            name = digest.decode("ascii")
+            if not is_digest(name):
+                return None
+            refs.append((int(offset), name, int(length)))
+            pos = stop + 1
+    except ValueError:  # UnicodeDecodeError included
         return None
-    return refs, rest
+    return refs, raw[pos:]
 
 
 def blob_of(store: Store, digest: str) -> bytes | None:
@@ -91,16 +104,23 @@ def blob_of(store: Store, digest: str) -> bytes | None:
 
 def unpack(record: bytes, blob) -> bytes | None:
     """The document a scene record stands for; ``blob(digest)`` gives each blob
-    (None: missing). None when the record is unreadable or a blob is missing."""
+    (None: missing). None when the record is unreadable, a blob is missing, or the
+    document would rebuild past ``MAX_SCENE`` (known from the lengths the record
+    declares, before a blob is read). Each distinct blob is read once."""
     raw = _inflate(record)
     parts = None if raw is None else _parts(raw)
     if parts is None:
         return None
     refs, body = parts
+    if len(body) + sum(length for _, _, length in refs) > MAX_SCENE:
+        return None
+    got: dict[str, bytes | None] = {}
     out, last = [], 0
     for offset, digest, length in refs:
-        uri = blob(digest)
-        if uri is None or len(uri) != length or offset < last:
+        if digest not in got:
+            got[digest] = blob(digest)
+        uri = got[digest]
+        if uri is None or len(uri) != length or not last <= offset <= len(body):
             return None
         out += [body[last:offset], uri]
         last = offset
@@ -166,10 +186,8 @@ def verify(store: Store) -> tuple[int, list[Path]]:
     good, bad = 0, []
     for kind in (BLOB, SCENE):
         for digest, path in _kept(store, kind):
-            try:
-                ok = believed(store, kind, digest, path.read_bytes())
-            except OSError:
-                ok = False
+            raw = store.get_record(kind, digest)  # bounded; a FIFO or a device is not read
+            ok = raw is not None and believed(store, kind, digest, raw)
             good, bad = (good + 1, bad) if ok else (good, [*bad, path])
     return good, bad
 
@@ -183,7 +201,8 @@ def prune(store: Store, keep_short: set[str]) -> list[Path]:
             path.unlink()
             dropped.append(path)
             continue
-        raw = _inflate(path.read_bytes())
+        record = store.get_record(SCENE, digest)
+        raw = None if record is None else _inflate(record)
         parts = None if raw is None else _parts(raw)
         used.update(name for _, name, _ in (parts[0] if parts else ()))
     for digest, path in _kept(store, BLOB):

@@ -18,15 +18,14 @@ from __future__ import annotations
 
 import os
 import sys
-import tarfile
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..config import STATE_DIR
 from ..errors import NanoframesError
-from ..files import atomic_target, write_bytes_atomic
+from ..files import read_limited, write_bytes_atomic
 from .digest import SHORT, frame_digest
 
 if TYPE_CHECKING:
@@ -97,15 +96,18 @@ class Store:
         return self.root / digest[:2] / f"{digest}.png"
 
     def entries(self) -> Iterator[Path]:
-        """Every entry file, sorted (names that are not digests are not entries)."""
-        if not self.root.is_dir():
-            return
-        for sub in sorted(self.root.iterdir()):
-            if len(sub.name) != 2 or not sub.is_dir():
+        """Every entry file, sorted (names that are not digests are not entries; a
+        folder or an entry that is a symbolic link is not followed, and only regular
+        files are entries: ``--prune`` deletes only what lies in the store itself,
+        and ``--verify`` never opens a FIFO)."""
+        for sub in _listed(self.root):
+            if len(sub.name) != 2 or not sub.is_dir(follow_symlinks=False):
                 continue
-            for entry in sorted(sub.glob("*.png")):
-                if is_digest(entry.stem) and entry.stem[:2] == sub.name:
-                    yield entry
+            for entry in _listed(Path(sub.path)):
+                stem, dot, ext = entry.name.partition(".")
+                if dot and ext == "png" and is_digest(stem) and stem[:2] == sub.name \
+                        and entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path)
 
     # --- writing -----------------------------------------------------------------
 
@@ -178,8 +180,9 @@ class Store:
     def get_record(self, kind: str, digest: str) -> bytes | None:
         if not is_digest(digest):
             return None
-        try:
-            return self.record_path(kind, digest).read_bytes()
+        limit = MAX_COMPRESSED if kind in COMPRESSED_KINDS else MAX_RECORD
+        try:  # a regular file within its kind's limit: never a FIFO, a device, a bomb
+            return read_limited(self.record_path(kind, digest), limit)
         except OSError:
             return None
 
@@ -216,8 +219,8 @@ class Store:
         return None
 
     def read_entry(self, path: Path, quiet: bool = False) -> np.ndarray | None:
-        try:
-            rgba = decode_png(path)
+        try:  # read first, bounded: a FIFO or a device named like an entry is not one
+            rgba = decode_png(read_limited(path, MAX_ENTRY))
         except Exception as exc:  # noqa: BLE001 - any unreadable file is a bad entry
             if not quiet and self.warn:
                 self.warn(f"{path}: a bad store entry (unreadable: {exc}); treated as missing")
@@ -250,79 +253,42 @@ class Store:
         return dropped
 
     def records(self) -> Iterator[Path]:
-        """Every kept input record (``inputs/<kind>/<digest>.json``), sorted."""
-        folder = self.root / "inputs"
-        if folder.is_dir():
-            yield from sorted(p for p in folder.glob("*/*")
-                              if p.suffix == record_suffix(p.parent.name)
-                              and is_digest(p.stem) and p.is_file())
+        """Every kept input record (``inputs/<kind>/<digest>.json``), sorted; links
+        are not followed (neither a linked folder nor a linked record)."""
+        for sub in _listed(self.root / "inputs"):
+            if not sub.is_dir(follow_symlinks=False):
+                continue
+            suffix = record_suffix(sub.name)
+            for entry in _listed(Path(sub.path)):
+                if entry.name.endswith(suffix) and is_digest(entry.name[:-len(suffix)]) \
+                        and entry.is_file(follow_symlinks=False):
+                    yield Path(entry.path)
 
-    def export_tar(self, target: Path) -> int:
-        """Every entry (and input record) into an uncompressed tar (PNG is compressed
-        already); returns how many frames."""
-        entries = list(self.entries())
-        with atomic_target(target, ".tmp.tar", code="store-write-failed") as tmp, \
-                tarfile.open(tmp, "w", format=tarfile.PAX_FORMAT) as tar:
-            for path in [*entries, *self.records()]:
-                info = tar.gettarinfo(str(path), arcname=path.relative_to(self.root).as_posix())
-                info.uid = info.gid = 0
-                info.uname = info.gname = ""
-                info.mtime = 0
-                with path.open("rb") as fh:
-                    tar.addfile(info, fh)
-        return len(entries)
+    def linked(self, project: Path) -> Path | None:
+        """The first part of the store's path that is a symbolic link: the store
+        folder itself, or a folder between the project root and it when the store
+        lies inside the project (where a pull request can commit a link). None
+        when there is none; ``--prune`` deletes nothing through one."""
+        root = Path(os.path.abspath(self.root))
+        project = Path(os.path.abspath(project))
+        chain = [root]
+        if root.is_relative_to(project):
+            chain = [project / Path(*root.relative_to(project).parts[:n])
+                     for n in range(1, len(root.relative_to(project).parts) + 1)]
+        return next((p for p in chain if p.is_symlink()), None)
 
-    def import_tar(self, source: Path, record_check: RecordCheck | None = None
-                   ) -> tuple[int, list[str]]:
-        """Add a tar's entries, each verified; returns (added, rejected member names).
-
-        Only members named ``xx/<64 hex>.png`` (regular files) are read, so no
-        member can write outside the store (no ``..``, no absolute path, no link).
-        With ``record_check`` (kind, digest, bytes -> believed), input records
-        named ``inputs/<kind>/<64 hex>.json`` come along too, each checked by it.
-        """
-        added, rejected = 0, []
-        try:
-            tar = tarfile.open(source, "r")
-        except (OSError, tarfile.TarError) as exc:
-            raise NanoframesError("store-import-failed", f"cannot read the archive: {exc}",
-                                  source) from None
-        with tar:
-            for member in tar:
-                name = PurePosixPath(member.name)
-                if record_check is not None and _record_member(member, name):
-                    data = tar.extractfile(member).read()
-                    kind = name.parts[1]
-                    if not record_check(kind, name.stem, data):
-                        rejected.append(member.name)
-                    elif not self.put_record(kind, name.stem, data):
-                        raise NanoframesError("store-write-failed",
-                                              f"cannot write the store: {self.write_problem}",
-                                              self.root)
-                    continue
-                if not _safe_member(member, name):
-                    if not member.isdir():
-                        rejected.append(member.name)
-                    continue
-                data = tar.extractfile(member).read()
-                try:
-                    rgba = decode_png(data)
-                except Exception:  # noqa: BLE001 - not a PNG: rejected
-                    rejected.append(member.name)
-                    continue
-                if frame_digest(rgba) != name.stem:
-                    rejected.append(member.name)
-                    continue
-                if self.has(name.stem):
-                    continue
-                if not self.put_png(name.stem, data):
-                    raise NanoframesError("store-write-failed",
-                                          f"cannot write the store: {self.write_problem}",
-                                          self.root)
-                added += 1
-        return added, rejected
+def _listed(folder: Path) -> list[os.DirEntry]:
+    """A folder's entries sorted by name (none where it cannot be listed)."""
+    try:
+        with os.scandir(folder) as it:
+            return sorted(it, key=lambda e: e.name)
+    except OSError:
+        return []
 
 
+# A frame's RGBA at the largest canvas (model/limits.py MAX_PIXELS) is 256 MiB;
+# PNG's row filters and zlib's stored blocks add well under 1% to an incompressible one.
+MAX_ENTRY = 260 << 20
 MAX_RECORD = 8 << 20  # an input record is text: a larger member is not one
 MAX_COMPRESSED = 64 << 20  # a scene or blob record (an inline image, compressed)
 COMPRESSED_KINDS = frozenset({"scene", "blob"})  # frames/scenes.py
@@ -330,22 +296,6 @@ COMPRESSED_KINDS = frozenset({"scene", "blob"})  # frames/scenes.py
 
 def record_suffix(kind: str) -> str:
     return ".z" if kind in COMPRESSED_KINDS else ".json"
-
-
-def _record_member(member: tarfile.TarInfo, name: PurePosixPath) -> bool:
-    if not (member.isfile() and not name.is_absolute() and len(name.parts) == 3
-            and name.parts[0] == "inputs" and name.parts[1].isidentifier()
-            and is_digest(name.stem)):
-        return False
-    kind = name.parts[1]
-    limit = MAX_COMPRESSED if kind in COMPRESSED_KINDS else MAX_RECORD
-    return name.suffix == record_suffix(kind) and member.size <= limit
-
-
-def _safe_member(member: tarfile.TarInfo, name: PurePosixPath) -> bool:
-    return (member.isfile() and not name.is_absolute() and len(name.parts) == 2
-            and name.parts[0] == name.stem[:2] and name.suffix == ".png"
-            and is_digest(name.stem))
 
 
 def unkept_warning(root: Path, digests: Iterable[str]) -> str | None:

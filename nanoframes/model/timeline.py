@@ -244,10 +244,26 @@ def parse_timeline(
                 # Kept as its JSON text so lint can name it; the render uses linear.
                 ease_name = json.dumps(ease_name, sort_keys=True)
             values = {key: v for key, v in kf.items() if key not in ("t", "ease")}
+            for prop, value in values.items():
+                bad = _not_xml(value) if prop in ANIMATABLE else None
+                if bad is not None:  # it would be set as an attribute: XML cannot hold it
+                    raise fail("timeline-string", f"{where} keyframes[{k}]: {prop} holds "
+                               f"U+{ord(bad):04X}, a character an SVG attribute cannot hold")
             keyframes.append(Keyframe(float(t), MappingProxyType(values), ease_name))
         keyframes.sort(key=lambda kf: kf.t)  # stable: equal times keep file order
         animations.append(Animation(index, target, selector, tuple(keyframes)))
     return tuple(animations)
+
+
+# XML 1.0's characters (tab, newline, carriage return, U+0020-U+D7FF,
+# U+E000-U+FFFD, U+10000 up): anything else in an attribute is refused by lxml
+_NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
+
+
+def _not_xml(value: Any) -> str | None:
+    """The first character of a string value that XML cannot hold (None: none)."""
+    match = _NOT_XML.search(value) if isinstance(value, str) else None
+    return match.group() if match else None
 
 
 # --- values at t -------------------------------------------------------------
