@@ -73,6 +73,18 @@ class Verdict:
     # document, and what changed in it (scenes.py; the diff: evidence/scenediff.py)
     scenes: SceneEvidence | None = field(default=None, compare=False)
 
+    def __eq__(self, other: object) -> bool:
+        """A verdict equals its kind (``verdict == "match"``, ``verdict == Kind.MATCH``),
+        and another verdict field by field (the dataclass's comparison)."""
+        if isinstance(other, (str, Kind)):
+            return self.kind == other
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, f.name) for f in dataclasses.fields(self) if f.compare)
+
     @property
     def exemption_outlived(self) -> bool:
         """An excused match whose excuse nothing known needs any more (excuses.py)."""
