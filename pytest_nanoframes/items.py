@@ -45,7 +45,8 @@ def item_name(path: Path) -> str:
 def decide(verdict: Verdict, *, recording: bool, strict: bool | str | None,
            force: bool) -> Outcome:
     """The test outcome of a verdict (README, "Verdicts", pytest column); ``strict``:
-    ``all`` (or True), ``edits`` or None (``accept.strict_fails`` says what fails)."""
+    ``all`` (or True), ``edits``, ``pixels`` or None (``accept.strict_fails`` says what
+    fails)."""
     from nanoframes.determinism.accept import strict_fails
     from nanoframes.determinism.verdict import Kind
 
@@ -82,12 +83,10 @@ def decide(verdict: Verdict, *, recording: bool, strict: bool | str | None,
 def strict_text(verdict: Verdict, strict: str) -> str:
     """A changed verdict that fails under ``strict``: why, and the command that accepts
     it (the whole project when the toolchain moved: accept.accept_command)."""
-    from nanoframes.determinism.accept import accept_command
+    from nanoframes.determinism.accept import strict_lines
 
-    why = ("--nf-strict=edits: an edit that was not re-recorded" if strict == "edits"
-           else "--nf-strict: a change that was not re-recorded")
-    return (f"{verdict.line(RECORD_HINT)}\n  fails under {why}\n"
-            f"  if intended: {accept_command(verdict, RECORD_HINT)}")
+    return "\n".join([verdict.line(RECORD_HINT),
+                      *(f"  {line}" for line in strict_lines(verdict, strict, RECORD_HINT))])
 
 
 def regression_text(verdict: Verdict) -> str:

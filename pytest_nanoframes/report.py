@@ -30,7 +30,7 @@ def header(state: State) -> str:
     if state.options.samples:
         extra += f", {state.options.samples} samples"
     if state.options.strictness:
-        extra += ", strict" if state.options.strict else ", strict: edits"
+        extra += ", strict" if state.options.strict else f", strict: {state.options.strictness}"
     return (f"nanoframes {__version__}: thorvg-python {thorvg_python_version()}, "
             f"libthorvg {libthorvg}; ledger {ledger} "
             f"({state.options.mode}{extra})")
