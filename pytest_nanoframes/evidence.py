@@ -114,12 +114,12 @@ def keep_pending(state: State) -> None:
     """(controller, after a check) The pending readings of every item, kept."""
     from nanoframes.determinism.ledger import Entry
     from nanoframes.determinism.pending import Pending, keep_all
-    from nanoframes.determinism.platforms import platform_tag
+    from nanoframes.determinism.platforms import reader_tag
     from nanoframes.errors import NanoframesError
 
     opts = options(state)
     try:
-        tag = platform_tag()
+        tag = reader_tag()
         pending = [Pending(key, Entry.from_json(key, r["pending_entry"]),
                            {k: v for k, v in r.items() if k not in _NOT_VERDICT}, tag,
                            tuple(r["pending_frames"]))

@@ -152,14 +152,17 @@ def _without_redundant(key: str, entry: Entry, notes: list[str]) -> Entry:
 
 def _renderer_parts(entry: Entry, like: Entry | None = None) -> tuple[str, ...]:
     """What differs from machine to machine: the renderer's build and the shared
-    libraries it runs with. (An edit of nanoframes moves ``modules`` on every
-    machine alike: re-recording then is routine.) The libraries count only where
-    ``like`` (default: ``entry``) names any: an entry recorded before they were
-    parts is re-recorded without a note."""
+    libraries it runs with, preloads included. (An edit of nanoframes moves
+    ``modules`` on every machine alike: re-recording then is routine.) The
+    libraries count only where ``like`` (default: ``entry``) names any: an entry
+    recorded before they were parts is re-recorded without a note; where it does,
+    a library either one names counts (a preload only the reading has, too)."""
     from .identity import is_linked_part
 
     parts = entry.toolchain_parts or {}
-    libraries = sorted(n for n in ((like or entry).toolchain_parts or {}) if is_linked_part(n))
+    named = (like or entry).toolchain_parts or {}
+    libraries = sorted({n for n in (*named, *parts) if is_linked_part(n)}) \
+        if any(is_linked_part(n) for n in named) else []
     return tuple(str(parts.get(p, "")) for p in ("thorvg-python", "libthorvg", *libraries))
 
 
