@@ -114,6 +114,11 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         allow_recording(args.ci, "--ci")
     platform = _platform(args.platform)
+    from ..frames.drill import banner
+
+    drill = banner()
+    if drill is not None and not args.json:
+        print(drill)  # first and last: a drilled run is never mistaken for a real one
     # imported here, not at the top: building the command line imports no renderer
     from ..determinism.sweep import check, collect, record
 
@@ -150,9 +155,13 @@ def run(args: argparse.Namespace) -> int:
                 _written(args)
         else:
             status, out = _plain(targets, config, args, jobs, bar.advance)
+    if drill is not None and not args.json:
+        print(drill)
     if args.json:
         out["exit_status"] = status
         out["ledger"] = os.fspath(ledger)
+        if drill is not None:
+            out["drill"] = drill
         print(json.dumps(out, indent=2, ensure_ascii=False))
     return status
 

@@ -122,6 +122,14 @@ def _quoted(text: str) -> str:
 
 
 KIND_ORDER = ("match", "changed", "regression", "absent", "stale", "error", "excused")
+# Failures worst first: what a report lists first (the page, the job summary).
+SEVERITY = ("regression", "error", "changed", "absent", "stale", "excused", "match")
+
+
+def failure_order(verdict: Verdict) -> tuple[int, str]:
+    """Sort key: regressions first, then errors, edits..., matches last; by key within."""
+    kind = "excused" if verdict.excused is not None else verdict.kind.value
+    return SEVERITY.index(kind), verdict.key
 
 
 def tally(kinds: Iterable[str]) -> str:

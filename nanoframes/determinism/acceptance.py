@@ -157,6 +157,10 @@ def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path
     out = Outcome()
     groups: dict[str | None, dict[str, Entry]] = {}
     for item in chosen:
+        if item.verdict.get("drill"):
+            out.refused.append(f"{item.key}: drawn under a fire drill (NANOFRAMES_DRILL): "
+                               "never accepted")
+            continue
         if item.kind is Kind.REGRESSION and not force:
             out.refused.append(f"{item.key}: a regression (the same inputs drew other pixels): "
                                "accept it with --force if intended")

@@ -294,6 +294,7 @@ def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str
         "time_axis": verdict.time_axis.as_dict() if verdict.time_axis is not None else None,
         "opinion": verdict.opinion.as_dict() if verdict.opinion is not None else None,
         "scenes": verdict.scenes.as_dict() if verdict.scenes is not None else None,
+        "drill": verdict.drill,
     }
 
 
@@ -314,6 +315,7 @@ def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
         time_axis=TimeAxis.from_json(data["time_axis"]) if data.get("time_axis") else None,
         opinion=Opinion.from_json(data["opinion"]) if data.get("opinion") else None,
         scenes=SceneEvidence.from_json(data["scenes"]) if data.get("scenes") else None,
+        drill=bool(data.get("drill")),
     )
 
 
@@ -325,7 +327,10 @@ def ci_is_set(environ: Mapping[str, str] = os.environ) -> bool:
 
 def allow_recording(asked: bool, flag: str, environ: Mapping[str, str] = os.environ) -> None:
     """Refuse to record where ``CI`` is set unless ``flag`` (or the environment) asked:
-    a ledger a CI job recorded is one nobody reviewed."""
+    a ledger a CI job recorded is one nobody reviewed. Never under a fire drill."""
+    from ..frames.drill import refuse
+
+    refuse("record", environ)
     if asked or not ci_is_set(environ) or environ.get(RECORD_IN_CI_ENV, "") == "1":
         return
     raise NanoframesError(

@@ -203,7 +203,13 @@ def _section(record: dict, n: int, base: str, frames_option: str) -> str:
 
 def page(records: list[dict], base: str, title: str, partial: str | None = None,
          frames_option: str = "--artifacts-frames") -> str:
-    records = sorted(records, key=lambda r: r["composition"])
+    from ..determinism.accept import SEVERITY
+    from ..frames.drill import banner
+
+    # Within a section the worst first: a regression before an edit that fails.
+    records = sorted(records, key=lambda r: (SEVERITY.index(
+        "excused" if r.get("excused") else r["verdict"]) if r.get("excused") or
+        r["verdict"] in SEVERITY else len(SEVERITY), r["composition"]))
     groups: dict[str, list[dict]] = {name: [] for name, _ in SECTIONS}
     for record in records:
         groups[section_of(record)].append(record)
@@ -213,6 +219,9 @@ def page(records: list[dict], base: str, title: str, partial: str | None = None,
     tally = (f"<nav class=tally>{n} item{'s' if n != 1 else ''}: "
              f"{', '.join(links) or 'nothing was checked'}</nav>")
     note = f'<p class="partial">{escape(partial)}</p>' if partial else ""
+    drill = banner()
+    if drill is not None:
+        note = f'<p class="partial"><strong>{escape(drill)}</strong></p>' + note
     if any(is_pending(r) for r in records):
         note += ACCEPT_BAR
     body, count = [], 0

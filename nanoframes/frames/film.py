@@ -29,7 +29,7 @@ from ..engine import site
 from ..engine.raster import get_rasterizer
 from ..errors import NanoframesError
 from ..model.composition import Composition, parse
-from . import workers
+from . import drill, workers
 from .digest import frame_digest
 from .scale import scaled_size
 from .scenes import keep as keep_scene
@@ -80,6 +80,7 @@ class Film:
         self._encoding: deque[Future] = deque()
         self._encoder: ThreadPoolExecutor | None = None
         self._inputs: tuple[tuple[str, str, str], ...] | None = None
+        self._drill: bool | None = None  # does a fire drill name this film (drill.py)
 
     @classmethod
     def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True,
@@ -110,17 +111,24 @@ class Film:
     def document(self, index: int) -> bytes:
         return self.baker.document(index)
 
-    def raster(self, doc: bytes) -> np.ndarray:
+    def raster(self, doc: bytes, index: int | None = None) -> np.ndarray:
         """Pixels of a rendered document: a view, valid until the next raster call.
         A crash in ThorVG names the frame baked last, unless the caller named one
         (``site.working_on``, as the drawing thread of ``digests`` does)."""
         self.rasterized += 1
         with site.working_on(self.comp.path, self.baker.index):
-            return self._prepare().render(doc, self.width, self.height)
+            frame = self._prepare().render(doc, self.width, self.height)
+        return self._drilled(frame, self.baker.index if index is None else index)
+
+    def _drilled(self, frame: np.ndarray, index: int) -> np.ndarray:
+        """``frame``, nudged where a fire drill names this film (frames/drill.py)."""
+        if self._drill is None:
+            self._drill = drill.names(self.comp.path)
+        return drill.nudge(frame) if self._drill and index == drill.FRAME else frame
 
     def _raster_frame(self, doc: bytes, index: int) -> np.ndarray:
         with site.working_on(self.comp.path, index):
-            return self.raster(doc)
+            return self.raster(doc, index)
 
     def frames(self, indices: Iterable[int] | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """(index, RGBA) in the given order. Arrays are read-only and may be shared
