@@ -195,8 +195,8 @@ def with_evidence(text: str, record: dict | None, state: State | None = None) ->
     if not record.get("diff_command") and (record.get("evidence") or {}).get("frames"):
         page = options(state).html if state is not None else None  # text: no file to draw
         lines.append(f"see: {page.as_uri()}  (expected, actual and diff)" if page else
-                     f'see: pytest "{record.get("nodeid")}" --nf-check --nf-html '
-                     "nf-report.html  (expected, actual and diff on the page)")
+                     f'see: pytest "{record.get("nodeid")}" --nf-check '
+                     "--nf-html=.nanoframes/report.html  (expected, actual and diff on the page)")
     return "\n".join([text, *("  " + line for line in lines)])
 
 

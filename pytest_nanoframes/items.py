@@ -99,7 +99,7 @@ def regression_text(verdict: Verdict) -> str:
     if verdict.differing_frames:
         first = verdict.differing_frames[0]
         lines.append(f"  inspect: nanoframes render {key} --frame {first} "
-                     f"-o {item_name(Path(key))}-{first}.png")
+                     f"-o .nanoframes/{item_name(Path(key))}-{first}.png")
     from nanoframes.determinism.accept import accept_command
 
     lines.append(f"  if intended: {accept_command(verdict, RECORD_HINT)}")

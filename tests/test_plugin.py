@@ -227,7 +227,7 @@ def test_regression_fails_naming_frames(pytester: pytest.Pytester, ) -> None:
     result.stdout.fnmatch_lines([  # first: on a mismatch, this shows the whole output
         "REGRESSION examples/a.nf.svg: regression, 1 of 4 frames differ: 2",
         "  every recorded input is identical (source, media, fonts, toolchain)*",
-        "  inspect: nanoframes render examples/a.nf.svg --frame 2 -o a-2.png",
+        "  inspect: nanoframes render examples/a.nf.svg --frame 2 -o .nanoframes/a-2.png",
         "  if intended: pytest examples/a.nf.svg --nf-record --nf-force",
     ])
     result.assert_outcomes(passed=3, failed=1)

@@ -86,7 +86,7 @@ def strict_lines(verdict: Verdict, strict: str, record_hint: str = "--record") -
     if strict == "pixels" and not is_edit(verdict):
         lines += [f"this machine draws it otherwise: accept its reading as this runner's "
                   f"platform entry (`nanoframes accept --from REPORT {_quoted(verdict.key)}`, "
-                  f"REPORT: the check's --nf-artifacts folder or its zip), or bound an "
+                  f"REPORT: the folder of the check's --nf-artifacts, or its zip), or bound an "
                   f"excuse (max-delta, max-pixels, platforms: docs/digest.md)"]
     lines.append(f"if intended: {accept_command(verdict, record_hint)}")
     return lines
