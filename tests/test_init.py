@@ -52,7 +52,7 @@ def test_init_sets_a_repository_up_and_says_what_it_wrote(tmp_path: Path) -> Non
         "'films/**/*.nf.svg'] (2 compositions), ledger = 'tests/digests.json'",
         "wrote  pyproject.toml: [tool.pytest.ini_options] nf_check = true, "
         "nf_strict = \"edits\", testpaths += ['brand', 'films']",
-        "wrote  .gitignore: /.nanoframes/, tests/digests.json.unreadable-*",
+        "wrote  .gitignore: /.nanoframes/, /nanoframes-report/, tests/digests.json.unreadable-*",
         "wrote  .gitattributes: tests/digests.json merge=nanoframes",
         "wrote  .github/workflows/nanoframes.yml: the CI check of pushes to main and of pull "
         "requests (docs/ci.md)",
@@ -120,7 +120,8 @@ def test_init_never_replaces_what_it_did_not_write(tmp_path: Path) -> None:
     assert "kept   pyproject.toml: [tool.nanoframes] (already there)" in done.stdout
     assert 'compositions = ["films/*.nf.svg"]  # ours' in (root / "pyproject.toml").read_text()
     assert (root / ".gitignore").read_text().splitlines() == [
-        "*.pyc", "/.nanoframes/", "# nanoframes: an unreadable ledger that --force set aside",
+        "*.pyc", "/.nanoframes/", "# nanoframes: the report the CI workflow writes (docs/ci.md)",
+        "/nanoframes-report/", "# nanoframes: an unreadable ledger that --force set aside",
         "tests/digests.json.unreadable-*"]
 
 

@@ -7,7 +7,8 @@ It writes, each only where missing, and says what it wrote:
   ledger's path; in ``[tool.pytest.ini_options]``, ``nf_check = true``,
   ``nf_strict = "edits"`` and, where ``testpaths`` is set, the directories of
   the compositions and the ledger;
-- ``.gitignore`` lines for what nanoframes writes that must not be committed;
+- ``.gitignore`` lines for what nanoframes writes that must not be committed
+  (``.nanoframes/``, the CI workflow's ``nanoframes-report/``);
 - the ``.gitattributes`` line of the ledger's merge driver (the ``git config``
   command that enables it is printed: git keeps it per clone);
 - the CI workflow (``adopt/workflow.py``).
@@ -82,6 +83,8 @@ def init(root: Path, *, branch: str | None = None, requirement: str | None = Non
     _lines(root / ".gitignore", [
         "# nanoframes: its own files (the ledger's lock, the frame store), never committed",
         f"/{STATE_DIR}/",
+        "# nanoframes: the report the CI workflow writes (docs/ci.md)",
+        "/nanoframes-report/",
         "# nanoframes: an unreadable ledger that --force set aside",
         f"{ledger}.unreadable-*",
     ], setup)

@@ -76,6 +76,11 @@ def run(args: argparse.Namespace) -> int:
             return 2
         keys = sorted(pending)
     chosen = choose(pending, keys, args.all_changed)
+    if not chosen:  # never silent: say what is pending and why none of it was taken
+        listed = ", ".join(f"{k} ({p.kind.value})" for k, p in sorted(pending.items()))
+        print(f"nothing accepted: --all-changed takes every pending reading but regressions "
+              f"(pending: {listed or 'none'}); accept a regression by its KEY with --force")
+        return 0
     ledger = args.ledger.absolute() if args.ledger else config.ledger_path
     out = accept(chosen, source, config=config, ledger_path=ledger,
                  store_root=store_path(args, config), force=args.force,
@@ -104,4 +109,6 @@ def run_reject(args: argparse.Namespace) -> int:
     forget(config.root, keys)
     for key in keys:
         print(f"rejected {key} (its pending reading forgotten; the ledger is unchanged)")
+    if not keys:
+        print("nothing rejected: no pending readings")
     return 0

@@ -81,6 +81,7 @@ class Film:
         self._encoder: ThreadPoolExecutor | None = None
         self._inputs: tuple[tuple[str, str, str], ...] | None = None
         self._drill: bool | None = None  # does a fire drill name this film (drill.py)
+        self._drawing: int | None = None  # the index _raster_frame is drawing
 
     @classmethod
     def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True,
@@ -111,14 +112,15 @@ class Film:
     def document(self, index: int) -> bytes:
         return self.baker.document(index)
 
-    def raster(self, doc: bytes, index: int | None = None) -> np.ndarray:
+    def raster(self, doc: bytes) -> np.ndarray:
         """Pixels of a rendered document: a view, valid until the next raster call.
         A crash in ThorVG names the frame baked last, unless the caller named one
         (``site.working_on``, as the drawing thread of ``digests`` does)."""
         self.rasterized += 1
         with site.working_on(self.comp.path, self.baker.index):
             frame = self._prepare().render(doc, self.width, self.height)
-        return self._drilled(frame, self.baker.index if index is None else index)
+        index = self._drawing if self._drawing is not None else self.baker.index
+        return self._drilled(frame, index)
 
     def _drilled(self, frame: np.ndarray, index: int) -> np.ndarray:
         """``frame``, nudged where a fire drill names this film (frames/drill.py)."""
@@ -128,7 +130,11 @@ class Film:
 
     def _raster_frame(self, doc: bytes, index: int) -> np.ndarray:
         with site.working_on(self.comp.path, index):
-            return self.raster(doc, index)
+            self._drawing = index  # the frame raster draws (one drawing thread at a time)
+            try:
+                return self.raster(doc)
+            finally:
+                self._drawing = None
 
     def frames(self, indices: Iterable[int] | None = None) -> Iterator[tuple[int, np.ndarray]]:
         """(index, RGBA) in the given order. Arrays are read-only and may be shared
