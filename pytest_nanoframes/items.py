@@ -197,14 +197,17 @@ class CompositionFile(pytest.File):
         yield item
 
 
-def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path) -> list[str]:
+def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path,
+                    running: Iterable[str] = ()) -> list[str]:
     """What is wrong with the ledger's shape, without rendering anything (the rules
-    are the library's, as ``nanoframes digest --check`` applies them)."""
+    are the library's, as ``nanoframes digest --check`` applies them). A collected
+    composition without an entry whose own item runs (``running``) fails there, as
+    ``absent``: one failure per new composition, not two."""
     from nanoframes.determinism.policy import mixed_toolchains, stale_keys
 
     problems = []
     entries = ledger.entries
-    missing = sorted(set(collected) - set(entries))
+    missing = sorted(set(collected) - set(entries) - set(running))
     if missing:
         problems.append(f"{len(missing)} collected composition(s) without an entry "
                         f"(record with {RECORD_HINT}): {', '.join(missing)}")
@@ -235,7 +238,8 @@ class LedgerItem(_Item):
             # The controller rewrites the ledger after every item ran; this item's
             # presence in the run is what lets it drop entries whose file is gone.
             return
-        problems = ledger_problems(ledger, state.collected, state.nf_config.root)
+        problems = ledger_problems(ledger, state.collected, state.nf_config.root,
+                                   state.selected)
         problems += [stale_problem(key, RECORD_HINT) for key in stale_tests]
         self.nf_payload["problems"] = problems
         if problems:

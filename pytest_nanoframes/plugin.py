@@ -150,6 +150,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     state = get_state(session.config)
+    if state is not None and state.options.active:  # after -k/-m: the items that run
+        from pytest_nanoframes.items import CompositionItem
+
+        state.selected = sorted(state.ledger_key(item.path) for item in session.items
+                                if isinstance(item, CompositionItem))
     if state is not None and not state.worker:  # how many items a full page would show
         state.items_total = len(session.items)
         state.collection_errors = session.testsfailed

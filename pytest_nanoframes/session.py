@@ -123,6 +123,7 @@ class State:
     worker: bool
     # Filled during collection (every process that collects).
     collected: list[str] = field(default_factory=list)
+    selected: list[str] = field(default_factory=list)  # the compositions whose items run
     # Filled from reports (the controller, or the only process).
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)
