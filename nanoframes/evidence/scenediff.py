@@ -134,11 +134,16 @@ def attach_scene_diffs(verdict: Verdict, entry: Entry, reading: Reading | None,
     diffs, missing, notes = [], [], []
     documents: dict[str, bytes | None] = {}  # recorded scenes, each rebuilt once
     for frame in scenes.different[:MAX_DIFFED]:
-        try:
-            now = opened().document(frame)
-        except (NanoframesError, OSError) as exc:
-            notes.append(f"the current scenes cannot be baked again ({exc})")
-            break
+        # The reading's own scene where the store keeps it (a recording kept it, a test's
+        # composition has no file to bake again), else the file's, baked again.
+        now = recorded_scene(store, fresh[frame][:SHORT]) \
+            if store is not None and frame in fresh else None
+        if now is None:
+            try:
+                now = opened().document(frame)
+            except (NanoframesError, OSError) as exc:
+                notes.append(f"the current scenes cannot be baked again ({exc})")
+                break
         digest = scene_digest(now)
         if frame in fresh and digest[:SHORT] != fresh[frame][:SHORT]:
             notes.append("the composition changed since it was checked: the scenes diffed "
