@@ -250,6 +250,11 @@ def _check_output(verdicts: list[Verdict], records: list[dict], as_json: bool,
     for problem in problems:
         print(f"LEDGER {ledger}: {problem}")
     print(_tally(verdicts))
+    from ..determinism.accept import next_step
+
+    step = next_step(verdicts)
+    if step is not None:
+        print(step)
     return {}
 
 

@@ -167,3 +167,20 @@ def closing_lines(verdicts: Iterable[Verdict], record_hint: str = "--record",
                      f"{', '.join(v.key for v in regressions)}; if intended: "
                      f"{accept_command(regressions[0], record_hint)}")
     return lines
+
+
+def next_step(verdicts: Iterable[Verdict], record_hint: str = "--record") -> str | None:
+    """The command a check that did not plainly match ends with (``digest --check``):
+    review the readings it kept pending, or accept the changes at once; drop stale
+    entries. None when nothing is left to do, or nothing a command does (an error)."""
+    verdicts = [v for v in verdicts if v.excused is None]
+    kept = [v for v in verdicts if v.kind in (Kind.CHANGED, Kind.ABSENT, Kind.REGRESSION)
+            or (v.kind is Kind.MATCH and v.reasons)]
+    if kept:
+        changes = any(v.kind is not Kind.REGRESSION for v in kept)
+        return ("next: nanoframes review (each reading: accept, reject or skip)"
+                + ("; or all the changes at once: nanoframes accept --all-changed"
+                   if changes else "; a regression is accepted only with --force"))
+    if any(v.kind is Kind.STALE for v in verdicts):
+        return f"next: {record_command(record_hint)} drops the stale entries"
+    return None
