@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from scratch_project import env, git, has_git, new_repo, nf, pytest_run
+from scratch_project import env, git, has_git, new_repo, nf, porcelain, pytest_run
 from switched_nudge import build, compiler
 
 from nanoframes.adopt import workflow
@@ -179,8 +179,10 @@ def test_the_recipe_keeps_the_teams_settings_and_shows_an_edit(tmp_path: Path) -
     assert "nanoframes: pytest took the value" not in check.stdout + check.stderr
     assert "1 failed, 3 passed" in check.stdout, check.stdout
     assert "fails under --nf-strict=pixels: its pixels differ from its entry" in check.stdout
-    # Neither the push-only steps ran.
+    # Neither the push-only steps ran, and nothing the job wrote is for git (issue 43,
+    # item 8: the report and the store are ignored as init wrote).
     assert "Keep the frames the ledger records (pushes whose check passed)" not in job.done
+    assert porcelain(job.clone) == []
 
     # The report: the changed composition's frames with expected / actual / diff.
     page = job.page()
