@@ -23,7 +23,8 @@ into the ledger (locked, merged by key) and their frames into the store:
 
 A reading whose source, media or fonts differ from the local files' is stale
 and refused; a regression is accepted only with --force; a reading taken under
-another toolchain becomes a platform entry tagged with its machine's platform.
+another renderer build or other libraries becomes a platform entry tagged
+with the runner that read it (on GitHub Actions: ubuntu24-x86_64).
 
 exit status: 0 all accepted; 1 one refused; 2 bad usage or input
 """
