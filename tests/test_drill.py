@@ -108,3 +108,20 @@ def test_a_drill_under_pytest_shows_its_pictures_and_is_never_accepted(project: 
     assert (project / "tests" / "digests.json").read_bytes() == ledger
     assert files_under(project / ".nanoframes" / "store") == store
     assert pytest_run(project).returncode == 0
+
+
+def test_regressions_come_first_on_the_page_and_in_the_summary(project: Path) -> None:
+    """Issue 43, item 5: a drilled b (a regression) before an edited a (a failing
+    change), though a sorts first by name."""
+    film = project / "films" / "a.nf.svg"
+    film.write_text(film.read_text().replace('width="4"', 'width="6"'))
+    done = pytest_run(project, "--nf-strict=pixels", "--nf-html=report/index.html",
+                      "--nf-artifacts=report", "--nf-summary=summary.md",
+                      NANOFRAMES_DRILL="films/b.nf.svg")
+    assert done.returncode == 1, done.stdout
+    page = (project / "report" / "index.html").read_text()
+    assert page.index('data-key="films/b.nf.svg"') < page.index('data-key="films/a.nf.svg"')
+    rows = [line for line in (project / "summary.md").read_text().splitlines()
+            if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == ["films/b.nf.svg", "films/a.nf.svg"], rows
+    assert "❌ regression" in rows[0] and "🟡 changed" in rows[1]
