@@ -237,6 +237,10 @@ def test_a_regression_on_the_runner_shows_the_frames_the_main_branch_saved(
     first = run_job(origin, tmp_path / "push-1", "main", "push", cache, **nudge)
     check = first.done[workflow.CHECK]
     assert check.returncode == 1 and "CHANGED films/arc.nf.svg" in check.stdout, check.stdout
+    # No runner ever drew the recording machine's frames: the hint says where they would
+    # come from and how to see them, never a step this job already ran.
+    assert "recorded frames are not in the store: in CI they come from the frames the main " \
+           "branch's passing check saved" in check.stdout, check.stdout
     assert not (cache / "store").exists()  # a failed check saves nothing
     accepted = nf(origin, "accept", "--from", str(first.clone / "nanoframes-report"),
                   "films/arc.nf.svg")
