@@ -118,12 +118,12 @@ def keep_pending(state: State) -> None:
     """(controller, after a check) The pending readings of every item, kept."""
     from nanoframes.determinism.ledger import Entry
     from nanoframes.determinism.pending import Pending, keep_all
-    from nanoframes.determinism.platforms import platform_tag
+    from nanoframes.determinism.platforms import reader_tag
     from nanoframes.errors import NanoframesError
 
     opts = options(state)
     try:
-        tag = platform_tag()
+        tag = reader_tag()
         pending = [Pending(key, Entry.from_json(key, r["pending_entry"]),
                            {k: v for k, v in r.items() if k not in _NOT_VERDICT}, tag,
                            tuple(r["pending_frames"]))
@@ -209,8 +209,8 @@ def with_evidence(text: str, record: dict | None, state: State | None = None) ->
     if not record.get("diff_command") and (record.get("evidence") or {}).get("frames"):
         page = options(state).html if state is not None else None  # text: no file to draw
         lines.append(f"see: {page.as_uri()}  (expected, actual and diff)" if page else
-                     f'see: pytest "{record.get("nodeid")}" --nf-check --nf-html '
-                     "nf-report.html  (expected, actual and diff on the page)")
+                     f'see: pytest "{record.get("nodeid")}" --nf-check '
+                     "--nf-html=.nanoframes/report.html  (expected, actual and diff on the page)")
     return "\n".join([text, *("  " + line for line in lines)])
 
 

@@ -185,7 +185,7 @@ def inspect_hint(item: pytest.Item, comp: Composition, frame: int) -> str:
         from nanoframes.config import relative_key
 
         shown = relative_key(comp.path, _state(item).nf_config.root)
-        return f"nanoframes render {shown} --frame {frame} -o {stem}-{frame}.png"
+        return f"nanoframes render {shown} --frame {frame} -o .nanoframes/{stem}-{frame}.png"
     factory = getattr(item.config, "_tmp_path_factory", None)
     if factory is None:
         return f"nanoframes.render_frame(comp, {frame})"

@@ -49,7 +49,8 @@ def item_name(path: Path) -> str:
 def decide(verdict: Verdict, *, recording: bool, strict: bool | str | None,
            force: bool) -> Outcome:
     """The test outcome of a verdict (README, "Verdicts", pytest column); ``strict``:
-    ``all`` (or True), ``edits`` or None (``accept.strict_fails`` says what fails)."""
+    ``all`` (or True), ``edits``, ``pixels`` or None (``accept.strict_fails`` says what
+    fails)."""
     from nanoframes.determinism.accept import strict_fails
     from nanoframes.determinism.verdict import Kind
 
@@ -86,12 +87,10 @@ def decide(verdict: Verdict, *, recording: bool, strict: bool | str | None,
 def strict_text(verdict: Verdict, strict: str) -> str:
     """A changed verdict that fails under ``strict``: why, and the command that accepts
     it (the whole project when the toolchain moved: accept.accept_command)."""
-    from nanoframes.determinism.accept import accept_command
+    from nanoframes.determinism.accept import strict_lines
 
-    why = ("--nf-strict=edits: an edit that was not re-recorded" if strict == "edits"
-           else "--nf-strict: a change that was not re-recorded")
-    return (f"{verdict.line(RECORD_HINT)}\n  fails under {why}\n"
-            f"  if intended: {accept_command(verdict, RECORD_HINT)}")
+    return "\n".join([verdict.line(RECORD_HINT),
+                      *(f"  {line}" for line in strict_lines(verdict, strict, RECORD_HINT))])
 
 
 def regression_text(verdict: Verdict) -> str:
@@ -104,7 +103,7 @@ def regression_text(verdict: Verdict) -> str:
     if verdict.differing_frames:
         first = verdict.differing_frames[0]
         lines.append(f"  inspect: nanoframes render {key} --frame {first} "
-                     f"-o {item_name(Path(key))}-{first}.png")
+                     f"-o .nanoframes/{item_name(Path(key))}-{first}.png")
     from nanoframes.determinism.accept import accept_command
 
     lines.append(f"  if intended: {accept_command(verdict, RECORD_HINT)}")
@@ -211,14 +210,17 @@ class CompositionFile(pytest.File):
             yield item
 
 
-def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path) -> list[str]:
+def ledger_problems(ledger: Ledger, collected: Iterable[str], root: Path,
+                    running: Iterable[str] = ()) -> list[str]:
     """What is wrong with the ledger's shape, without rendering anything (the rules
-    are the library's, as ``nanoframes digest --check`` applies them)."""
+    are the library's, as ``nanoframes digest --check`` applies them). A collected
+    composition without an entry whose own item runs (``running``) fails there, as
+    ``absent``: one failure per new composition, not two."""
     from nanoframes.determinism.policy import mixed_toolchains, stale_keys
 
     problems = []
     entries = ledger.entries
-    missing = sorted(set(collected) - set(entries))
+    missing = sorted(set(collected) - set(entries) - set(running))
     if missing:
         problems.append(f"{len(missing)} collected composition(s) without an entry "
                         f"(record with {RECORD_HINT}): {', '.join(missing)}")
@@ -249,7 +251,8 @@ class LedgerItem(_Item):
             # The controller rewrites the ledger after every item ran; this item's
             # presence in the run is what lets it drop entries whose file is gone.
             return
-        problems = ledger_problems(ledger, state.collected, state.nf_config.root)
+        problems = ledger_problems(ledger, state.collected, state.nf_config.root,
+                                   state.selected)
         problems += [stale_problem(key, RECORD_HINT) for key in stale_tests]
         self.nf_payload["problems"] = problems
         if problems:

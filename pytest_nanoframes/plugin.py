@@ -39,6 +39,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="a composition whose source, media or fonts moved without being "
                          "re-recorded fails; a toolchain-only move stays an xfail (for CI; "
                          "ini: nf_strict = edits)")
+    group.addoption("--nf-strict=pixels", action="store_true", dest="nf_strict_pixels",
+                    help="a composition whose pixels differ from its entry fails, whatever "
+                         "input moved (a runner that draws otherwise too): the CI recipe's; "
+                         "ini: nf_strict = pixels")
     group.addoption("--nf-force", action="store_true", dest="nf_force",
                     help="with --nf-record: record regressions too")
     group.addoption("--nf-platform", nargs="?", const="", default=None, dest="nf_platform",
@@ -72,6 +76,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 def pytest_configure(config: pytest.Config) -> None:
     state = install(config)
+    if not state.worker:  # `--nf-summary PATH`: PATH moved the rootdir; one line each
+        from pytest_nanoframes.argv import misread, warning_line
+
+        for option, value in misread(config.invocation_params.args,
+                                     config.invocation_params.dir):
+            config.issue_config_time_warning(pytest.PytestConfigWarning(warning_line(
+                option, value, config.rootpath, config.inipath)), stacklevel=2)
     selftest.configure(config)  # --nf-selftest: self-test items of their own
     config.addinivalue_line(
         "markers", "nanoframes(key=None, samples=None): a composition or ledger item of the "
@@ -150,6 +161,11 @@ def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config
 
 def pytest_collection_finish(session: pytest.Session) -> None:
     state = get_state(session.config)
+    if state is not None and state.options.active:  # after -k/-m: the items that run
+        from pytest_nanoframes.items import CompositionItem
+
+        state.selected = sorted(state.ledger_key(item.path) for item in session.items
+                                if isinstance(item, CompositionItem))
     if state is not None and not state.worker:  # how many items a full page would show
         state.items_total = len(session.items)
         state.collection_errors = session.testsfailed

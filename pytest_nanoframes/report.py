@@ -31,10 +31,14 @@ def header(state: State) -> str:
     if state.options.samples:
         extra += f", {state.options.samples} samples"
     if state.options.strictness:
-        extra += ", strict" if state.options.strict else ", strict: edits"
-    return (f"nanoframes {__version__}: thorvg-python {thorvg_python_version()}, "
+        extra += ", strict" if state.options.strict else f", strict: {state.options.strictness}"
+    from nanoframes.frames.drill import banner
+
+    line = (f"nanoframes {__version__}: thorvg-python {thorvg_python_version()}, "
             f"libthorvg {libthorvg}; ledger {ledger} "
             f"({state.options.mode}{extra})")
+    drill = banner()
+    return line if drill is None else f"{line}\n{drill}"
 
 
 def unchecked_header(config: pytest.Config) -> str | None:
@@ -111,6 +115,10 @@ def summary_lines(state: State) -> list[tuple[str, dict[str, bool]]]:
         lines += [(text, {}) for text in closing_lines(state)]
     for error in state.session_errors:
         lines.append((f"nanoframes: {error}", {"red": True, "bold": True}))
+    from nanoframes.frames.drill import banner
+
+    if banner() is not None:
+        lines.append((banner() or "", {"yellow": True, "bold": True}))
     return lines
 
 
@@ -126,7 +134,7 @@ def closing_lines(state: State) -> list[str]:
 
     hint = RECORD_HINT
     if state.options.ledger_from_cli:  # the accepting run must record into the same ledger
-        hint += f" --nf-ledger {shlex.quote(str(state.options.ledger))}"
+        hint += f" --nf-ledger={shlex.quote(str(state.options.ledger))}"
     verdicts = [verdict_from_json({**r, "evidence": None}) for r in
                 sorted(state.results.values(), key=lambda r: r["key"])]
     return lines_for(verdicts, hint, state.ledger_problems)

@@ -39,11 +39,13 @@ class Options:
     ci: bool = False  # --nf-ci: recording where $CI is set is intended
     platform: str | None = None  # --nf-platform [TAG]: "" for this machine's tag
     strict_edits: bool = False  # --nf-strict=edits: fail unrecorded edits only
+    strict_pixels: bool = False  # --nf-strict=pixels: fail every film whose pixels moved
 
     @property
     def strictness(self) -> str | None:
-        """``all``, ``edits`` or None (accept.strict_fails decides what fails)."""
-        return "all" if self.strict else "edits" if self.strict_edits else None
+        """``all``, ``edits``, ``pixels`` or None (accept.strict_fails decides what fails)."""
+        return ("all" if self.strict else "edits" if self.strict_edits
+                else "pixels" if self.strict_pixels else None)
 
     @property
     def active(self) -> bool:
@@ -84,6 +86,7 @@ def read_options(config: pytest.Config) -> Options:
         mode=mode,
         strict=strict == "all",
         strict_edits=strict == "edits",
+        strict_pixels=strict == "pixels",
         force=bool(config.getoption("nf_force")),
         samples=samples,
         ledger=cli_ledger or ini_ledger,
@@ -95,11 +98,14 @@ def read_options(config: pytest.Config) -> Options:
 
 
 def _strictness(config: pytest.Config) -> str | None:
-    """--nf-strict (all), --nf-strict=edits, else ini nf_strict (true/false/all/edits)."""
+    """--nf-strict (all), --nf-strict=edits or =pixels, else ini nf_strict
+    (true/false/all/edits/pixels)."""
     if config.getoption("nf_strict"):
         return "all"
     if config.getoption("nf_strict_edits"):
         return "edits"
+    if config.getoption("nf_strict_pixels"):
+        return "pixels"
     from nanoframes.determinism.accept import strictness
     from nanoframes.errors import NanoframesError
 
@@ -118,6 +124,7 @@ class State:
     worker: bool
     # Filled during collection (every process that collects).
     collected: list[str] = field(default_factory=list)
+    selected: list[str] = field(default_factory=list)  # the compositions whose items run
     # Filled from reports (the controller, or the only process).
     results: dict[str, dict[str, Any]] = field(default_factory=dict)
     entries: dict[str, dict[str, Any]] = field(default_factory=dict)

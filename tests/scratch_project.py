@@ -46,7 +46,8 @@ def env(root: Path, **extra: str) -> dict[str, str]:
     """The parent's environment, minus CI and pytest's own variables, with a private
     frame cache: each scratch project renders for itself."""
     out = {k: v for k, v in os.environ.items()
-           if k not in ("CI", "NANOFRAMES_STORE", "EXCUSED_COMPOSITIONS", "GITHUB_STEP_SUMMARY")
+           if k not in ("CI", "NANOFRAMES_STORE", "EXCUSED_COMPOSITIONS", "GITHUB_STEP_SUMMARY",
+                        "GITHUB_ACTIONS", "ImageOS", "NANOFRAMES_DRILL")
            and not k.startswith(("PYTEST_", "NANOFRAMES_PLATFORM"))}
     out.update(NANOFRAMES_CACHE_DIR=str(root.parent / f"{root.name}-cache"),
                PYTHONDONTWRITEBYTECODE="1", GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@t",

@@ -88,6 +88,7 @@ def test_reject_forgets_and_an_unknown_key_is_one_line(tmp_path: Path) -> None:
         assert "Traceback" not in done.stderr and done.stderr.count("\n") == 1
     out = ok(nf(root, "reject", "films/a.nf.svg"))
     assert "rejected films/a.nf.svg" in out and pending(root) == {}
+    assert ok(nf(root, "reject")) == "nothing rejected: no pending readings\n"
     assert (root / "tests" / "digests.json").read_bytes() == before
 
 
@@ -97,7 +98,11 @@ def test_a_regression_needs_force(tmp_path: Path) -> None:
     # the same build, another drawing: the same inputs drew other pixels
     done = other_machine(root, "digest", "--check")
     assert done.returncode == 1 and "REGRESSION" in done.stdout, done.stdout
-    assert nf(root, "accept", "--all-changed").stdout == ""  # regressions are not taken
+    # Regressions are not taken, and that is said, never silent (issue 43, item 8).
+    assert nf(root, "accept", "--all-changed").stdout == (
+        "nothing accepted: --all-changed takes every pending reading but regressions "
+        "(pending: films/a.nf.svg (regression), films/b.nf.svg (regression)); accept a "
+        "regression by its KEY with --force\n")
     done = nf(root, "accept", "films/a.nf.svg")
     assert done.returncode == 1 and "refused films/a.nf.svg: a regression" in done.stdout
     ok(nf(root, "accept", "--force", "films/a.nf.svg"))

@@ -105,11 +105,16 @@ def test_judge_needs_a_key_for_text_and_returns_the_cli_verdict(project: Path) -
     _, reading = check_composition(comp, "charts::slide")
     new, _ = merge(read_ledger(ledger_path), {"charts::slide": entry_from_reading(reading)}, [])
     write_ledger(new)
-    assert nanoframes.judge(comp, key="charts::slide").line() == "MATCH charts::slide: match"
+    matched = nanoframes.judge(comp, key="charts::slide")
+    assert matched.line() == "MATCH charts::slide: match"
+    # The docs' idiom holds for a match (issue 43, item 7), and only for it.
+    assert matched == "match" and matched == nanoframes.Kind.MATCH and "match" == matched
+    assert matched != "changed" and matched != nanoframes.Kind.CHANGED
     edited = nanoframes.load(TEXT.replace("#ff8800", "#ff8801"), base=project / "scenes")
     verdict = nanoframes.judge(edited, ledger=ledger_path, key="charts::slide")
     assert verdict.kind is nanoframes.Kind.CHANGED
     assert verdict.reasons == ("source changed",)
+    assert verdict == "changed" and verdict != "match" and verdict != matched
     # A file's key is its path from the project root.
     assert nanoframes.judge(project / "scenes" / "slide.nf.svg", ledger=Ledger(ledger_path, {})
                             ).key == "scenes/slide.nf.svg"

@@ -142,7 +142,8 @@ def test_changed_evidence_equals_numpy(proj, capsys):
                                                                            bbox)
         assert listed["verdict"] == "changed" and listed["composition"] == KEY
         diff = read_png(proj / "art" / listed["diff"])
-        assert (diff[..., 0][(expected != actual).any(axis=2)] >= 128).all()  # ±1 shows
+        moved = (expected != actual).any(axis=2)  # ±1 shows, in the scale's blue
+        assert (diff[..., 2][moved] == 255).all() and (diff[..., 0][moved] == 40).all()
         assert frame["files"]["diff"] == listed["diff"]
 
 

@@ -196,6 +196,10 @@ def test_recording_says_what_it_accepts_before_writing(pytester, recorded):
         "  pixels: 2 of 2 frames differ, * px each, max ±1/255, within *",
         "  moved: source *", "*-  <rect fill=\"#e0a000\"*", "*+  <rect fill=\"#e0a001\"*"])
     assert out.index("accepting") < out.index("wrote tests/digests.json")
+    # A test's composition has no file to bake again: its scene comes from the store
+    # the recording just filled, never an error naming its node id (issue 43, item 8).
+    assert "file-missing" not in out and "cannot be baked again" not in out, out
+    result.stdout.fnmatch_lines(["  scene: different scene*"])
 
 
 def test_a_run_stopped_early_writes_a_partial_page(pytester, recorded):

@@ -254,3 +254,24 @@ def test_images_fade_and_honour_their_opacity(project: Path, index: int, factor:
     assert abs(int(px[3]) - expected) <= 1, (px, expected)
     if px[3]:
         assert px[:3].tolist() == [255, 0, 0]
+
+
+def test_the_diff_image_shows_how_far_each_pixel_moved(project: Path) -> None:
+    """Issue 43, item 8: a drift of a few levels and a recolour never look alike (the
+    diff is not a mask), and the page lays the three pictures out in one row however
+    wide the canvas is."""
+    from nanoframes.evidence.html import page
+    from nanoframes.frames.compare import amplify_diff
+
+    expected = frame(film(project, '<rect width="40" height="40" fill="#808080"/>'), 0)
+    actual = expected.copy()
+    for x, delta in ((0, 1), (1, 3), (2, 16), (3, 127)):
+        actual[0, x, 0] = int(expected[0, x, 0]) + delta
+    diff = amplify_diff(expected, actual)
+    one, three, sixteen, recolour = (tuple(int(c) for c in diff[0, x, :3]) for x in range(4))
+    assert one[2] > one[0] and recolour[0] > recolour[2]  # blue for ±1, red for a recolour
+    assert len({one, three, sixteen, recolour}) == 4
+    assert tuple(diff[0, 10, :3]) == tuple(diff[1, 10, :3])  # unmoved: the dimmed frame
+    assert diff[0, 10, 0] == diff[0, 10, 1] == diff[0, 10, 2] < expected[0, 10, 0]
+    html = page([], "", "t")
+    assert ".pictures{display:grid;grid-template-columns:repeat(3,minmax(0,1fr))" in html

@@ -605,3 +605,19 @@ def test_a_bad_platform_entry_is_named(proj: Path, capsys) -> None:
     (proj / "tests" / "digests.json").write_text(json.dumps(data))
     assert main(["digest", "--check"]) == 2
     assert "platform tag 'Mac OS' must be lowercase" in capsys.readouterr().err
+
+
+def test_a_reading_taken_on_a_runner_is_tagged_with_that_runner() -> None:
+    """Issue 43, item 4: a platform entry accepted from CI names the runner, never
+    a workstation's tag (two runners of one OS keep entries of their own)."""
+    from nanoframes.determinism.platforms import platform_tag, reader_tag
+
+    here = platform_tag({})
+    arch = here.split("-", 1)[1]
+    assert reader_tag({}) == here
+    assert reader_tag({"GITHUB_ACTIONS": "true", "ImageOS": "ubuntu24"}) == f"ubuntu24-{arch}"
+    assert reader_tag({"GITHUB_ACTIONS": "true", "ImageOS": "Win 25!"}) == f"win-25--{arch}"
+    assert reader_tag({"GITHUB_ACTIONS": "true"}) == f"github-{here}"
+    assert reader_tag({"CI": "true"}) == f"ci-{here}"
+    assert reader_tag({"CI": "false"}) == here
+    assert reader_tag({"CI": "true", "NANOFRAMES_PLATFORM": "gpu-box"}) == "gpu-box"

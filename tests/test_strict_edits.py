@@ -115,7 +115,8 @@ def test_a_bad_ini_strictness_is_a_usage_error(pytester: pytest.Pytester) -> Non
     make_project(pytester, names=("a",), ini="nf_strict = \"sometimes\"")
     result = run(pytester, "--nf-check")
     assert result.ret == 4
-    assert "nf_strict must be true, false, all or edits, got 'sometimes'" in result.stderr.str()
+    assert "nf_strict must be true, false, all, edits or pixels, got 'sometimes'" \
+        in result.stderr.str()
 
 
 def test_the_summary_counts_verdicts_and_names_the_command_that_accepts(

@@ -80,7 +80,9 @@ def test_match_and_absent(proj: Path, capsys) -> None:
     write(proj, "a.nf.svg")
     assert digest(capsys, "--check") == (1, [
         "ABSENT examples/a.nf.svg: absent, no ledger entry; record it with --record",
-        "1 composition: 1 absent"])
+        "1 composition: 1 absent",
+        "next: nanoframes review (each reading: accept, reject or skip); or all the changes "
+        "at once: nanoframes accept --all-changed"])
     digest(capsys, "--record")
     assert digest(capsys, "--check") == (0, ["MATCH examples/a.nf.svg: match",
                                              "1 composition: 1 match"])
@@ -259,7 +261,8 @@ def test_an_entry_whose_file_is_gone_is_stale_on_a_full_sweep(proj: Path, capsys
     assert out == ["MATCH examples/a.nf.svg: match",
                    "STALE examples/gone.nf.svg: stale, the ledger has an entry but the file "
                    "is gone; --record drops it",
-                   "2 compositions: 1 match, 1 stale"]
+                   "2 compositions: 1 match, 1 stale",
+                   "next: nanoframes digest --record --all drops the stale entries"]
     assert digest(capsys, "--check", "--all")[0] == 1
     assert digest(capsys, "--check", "examples/a.nf.svg")[0] == 0
 

@@ -7,7 +7,8 @@ It writes, each only where missing, and says what it wrote:
   ledger's path; in ``[tool.pytest.ini_options]``, ``nf_check = true``,
   ``nf_strict = "edits"`` and, where ``testpaths`` is set, the directories of
   the compositions and the ledger;
-- ``.gitignore`` lines for what nanoframes writes that must not be committed;
+- ``.gitignore`` lines for what nanoframes writes that must not be committed
+  (``.nanoframes/``, the CI workflow's ``nanoframes-report/``);
 - the ``.gitattributes`` line of the ledger's merge driver (the ``git config``
   command that enables it is printed: git keeps it per clone);
 - the CI workflow (``adopt/workflow.py``).
@@ -50,6 +51,15 @@ class Setup:
     kept: list[str] = field(default_factory=list)
     commands: list[str] = field(default_factory=list)
     compositions: list[str] = field(default_factory=list)  # the files the globs match
+    notes: list[str] = field(default_factory=list)  # what a person must do: one line each
+
+
+def merge_driver_enabled(root: Path) -> bool:
+    """Whether this clone already runs the ledger's merge driver (``MERGE_DRIVER``)."""
+    from .workflow import git_output
+
+    return git_output(root, "config", "--get", "merge.nanoframes.driver") == \
+        "nanoframes ledger merge %O %A %B"
 
 
 def _own_files(root: Path, pattern: str) -> list[Path]:
@@ -124,7 +134,7 @@ def globs_for(files: list[str], root: Path | None = None) -> list[str]:
     return sorted(globs)
 
 
-def init(root: Path, *, branch: str = "main", requirement: str | None = None) -> Setup:
+def init(root: Path, *, branch: str | None = None, requirement: str | None = None) -> Setup:
     """Set the project at ``root`` up; see the module's docstring."""
     root = Path(root).resolve()
     for name in ("pyproject.toml", ".gitignore", ".gitattributes", workflow.PATH):
@@ -136,6 +146,8 @@ def init(root: Path, *, branch: str = "main", requirement: str | None = None) ->
     _lines(root / ".gitignore", [
         "# nanoframes: its own files (the ledger's lock, the frame store), never committed",
         f"/{STATE_DIR}/",
+        "# nanoframes: the report the CI workflow writes (docs/ci.md)",
+        "/nanoframes-report/",
         "# nanoframes: an unreadable ledger that --force set aside",
         f"{ledger}.unreadable-*",
     ], setup)
@@ -144,8 +156,9 @@ def init(root: Path, *, branch: str = "main", requirement: str | None = None) ->
         "git config merge.nanoframes.driver ...)",
         f"{ledger} merge=nanoframes",
     ], setup)
-    _workflow(root, branch, requirement, setup)
-    setup.commands.append(MERGE_DRIVER)
+    _workflow(root, branch, requirement, setup, ledger)
+    if not merge_driver_enabled(root):
+        setup.commands.append(MERGE_DRIVER)
     return setup
 
 
@@ -302,29 +315,74 @@ def _lines(path: Path, lines: list[str], setup: Setup) -> None:
     setup.wrote.append(f"{name}: {', '.join(m for m in missing if not m.startswith('#'))}")
 
 
-def _workflow(root: Path, branch: str, requirement: str | None, setup: Setup) -> None:
+def _workflow(root: Path, branch: str | None, requirement: str | None, setup: Setup,
+              ledger: str) -> None:
     path = root / workflow.PATH
     if path.exists():
         setup.kept.append(f"{workflow.PATH} (already there: never overwritten)")
         return
-    text = workflow.render(requirement or workflow.installed_requirement(), branch,
-                           project_install=_is_package(root))
+    if branch is None:
+        branch = workflow.current_branch(root)
+        if branch is None:
+            branch = workflow.DEFAULT_BRANCH
+            setup.notes.append(f"the workflow checks pushes to {branch}: no branch is checked "
+                               f"out and origin/HEAD names none; edit `branches:` in "
+                               f"{workflow.PATH} if yours is another")
+    if requirement is None:
+        found = workflow.requirement_here()
+        requirement = found.line
+        if found.note:
+            setup.notes.append(found.note)
+    text = workflow.render(requirement, branch, project_install=_is_package(root),
+                           ledger=ledger)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise NanoframesError("init-write", f"cannot write: {exc.strerror}", path) from None
     write_bytes_atomic(path, text.encode("utf-8"), code="init-write")
-    setup.wrote.append(f"{workflow.PATH}: the CI check (docs/ci.md)")
+    setup.wrote.append(f"{workflow.PATH}: the CI check of pushes to {branch} and of pull "
+                       f"requests (docs/ci.md)")
+
+
+# What setuptools' flat-layout discovery leaves out (its documented exclusions, in short).
+_NOT_PACKAGES = {"ci", "bin", "debian", "doc", "docs", "documentation", "manpages", "news",
+                 "newsfragments", "changelog", "test", "tests", "unit_test", "unit_tests",
+                 "example", "examples", "scripts", "tools", "util", "utils", "python",
+                 "build", "dist", "venv", "env", "requirements", "tasks", "fabfile",
+                 "site_scons", "benchmark", "benchmarks", "exercise", "exercises", "htmlcov",
+                 "setup", "conftest", "noxfile", "pavement", "dodo", "node_modules"}
 
 
 def _is_package(root: Path) -> bool:
-    """A project with a ``[project]`` table: CI installs it too, so its tests import it."""
+    """An installable package: a ``[project]`` whose code a build finds (setuptools
+    configured to, a package named after the project, a ``src/`` layout, or the one
+    top-level package setuptools' flat-layout discovery would take). A repository of
+    films with ``[project]`` and two top-level folders is none: pip would refuse it."""
     import tomlkit
 
     try:
-        return "project" in tomlkit.parse(read_text(root / "pyproject.toml"))
-    except Exception:  # noqa: BLE001 - read just above; unreadable means "no"
+        doc = tomlkit.parse(read_text(root / "pyproject.toml"))
+    except Exception:  # noqa: BLE001 - unreadable means "no"
         return False
+    project = doc.get("project")
+    if not isinstance(project, dict) or not project.get("name"):
+        return False
+    if (root / "setup.py").is_file() or (root / "setup.cfg").is_file():
+        return True
+    configured = (doc.get("tool") or {}).get("setuptools") or {}
+    if any(k in configured for k in ("packages", "py-modules", "package-dir")):
+        return True
+    name = str(project["name"]).lower().replace("-", "_").replace(".", "_")
+    for base in (root, root / "src"):
+        if (base / name / "__init__.py").is_file() or (base / f"{name}.py").is_file():
+            return True
+    if (root / "src").is_dir() and any((root / "src").glob("*/__init__.py")):
+        return True
+    found = [p for p in root.iterdir()
+             if p.name.isidentifier() and not p.name.startswith(("_", "."))
+             and p.name.lower() not in _NOT_PACKAGES
+             and (p.is_dir() or (p.suffix == ".py" and p.stem.isidentifier()))]
+    return len(found) == 1 and (found[0].suffix == ".py" or (found[0] / "__init__.py").is_file())
 
 
 def refuse_unsafe(root: Path, name: str) -> None:

@@ -23,7 +23,8 @@ into the ledger (locked, merged by key) and their frames into the store:
 
 A reading whose source, media or fonts differ from the local files' is stale
 and refused; a regression is accepted only with --force; a reading taken under
-another toolchain becomes a platform entry tagged with its machine's platform.
+another renderer build or other libraries becomes a platform entry tagged
+with the runner that read it (on GitHub Actions: ubuntu24-x86_64).
 
 exit status: 0 all accepted; 1 one refused; 2 bad usage or input
 """
@@ -78,6 +79,11 @@ def run(args: argparse.Namespace) -> int:
         keys = sorted(pending)
     ledger = args.ledger.absolute() if args.ledger else config.ledger_path
     chosen = choose(pending, keys, args.all_changed, read_ledger(ledger, empty_ok=True))
+    if not chosen:  # never silent: say what is pending and why none of it was taken
+        listed = ", ".join(f"{k} ({p.kind.value})" for k, p in sorted(pending.items()))
+        print(f"nothing accepted: --all-changed takes every pending reading but regressions "
+              f"(pending: {listed or 'none'}); accept a regression by its KEY with --force")
+        return 0
     out = accept(chosen, source, config=config, ledger_path=ledger,
                  store_root=store_path(args, config), force=args.force,
                  platform=_platform(args.platform), from_elsewhere=args.source is not None)
@@ -105,4 +111,6 @@ def run_reject(args: argparse.Namespace) -> int:
     forget(config.root, keys)
     for key in keys:
         print(f"rejected {key} (its pending reading forgotten; the ledger is unchanged)")
+    if not keys:
+        print("nothing rejected: no pending readings")
     return 0

@@ -26,9 +26,11 @@ def add_cache_arg(parser: argparse.ArgumentParser) -> None:
 
 def stored_film(args: argparse.Namespace, film):
     """``film``'s frames in the frame cache, keyed on its identity; None under
-    ``--no-cache``."""
-    if not getattr(args, "cache", True):
-        return None
+    ``--no-cache`` or a fire drill that names the film."""
+    from ..frames import drill
+
+    if not getattr(args, "cache", True) or drill.names(film.comp.path):
+        return None  # a film a fire drill names is drawn, never cached (frames/drill.py)
     from ..determinism.reading import film_identity
 
     return FrameCache().film_of(film, film_identity(film))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -34,7 +35,7 @@ def register(sub) -> None:
     p.add_argument("-o", "--output", type=Path, metavar="PATH",
                    help="two PNGs: write the difference made visible (red over the dimmed "
                         "A); --frame: the folder for expected, actual and diff (default "
-                        "nanoframes-diff)")
+                        ".nanoframes/diff of the project)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     add_store_args(p)
     p.set_defaults(func=run)
@@ -90,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
 def _against_store(args: argparse.Namespace) -> int:
     """``diff COMP --frame N``: the recorded frame, the frame now, and their diff."""
-    from ..config import load_config, project_root
+    from ..config import load_config, project_root, state_dir
     from ..errors import NanoframesError
     from ..evidence.pixels import against_store
     from ..frames.compare import amplify_diff, compare
@@ -110,7 +111,9 @@ def _against_store(args: argparse.Namespace) -> int:
         print(f"nanoframes: {exc}", file=sys.stderr)
         return 2
     diff = compare(expected, actual, args.frame)
-    folder = args.output if args.output is not None else Path("nanoframes-diff")
+    # By default under the project's .nanoframes/ (which ignores itself): nothing for git.
+    folder = args.output if args.output is not None else Path(os.path.relpath(
+        state_dir(config.root, create=True, code="output-failed") / "diff"))
     stem = f"{composition_stem(args.a.name)}-{args.frame}"
     pictures = {"expected": expected, "actual": actual}
     if diff.size is None:

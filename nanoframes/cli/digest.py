@@ -115,6 +115,11 @@ def run(args: argparse.Namespace) -> int:
     if args.record:
         allow_recording(args.ci, "--ci")
     platform = _platform(args.platform)
+    from ..frames.drill import banner
+
+    drill = banner()
+    if drill is not None and not args.json:
+        print(drill)  # first and last: a drilled run is never mistaken for a real one
     # imported here, not at the top: building the command line imports no renderer
     from ..determinism.sweep import check, collect, record
 
@@ -151,9 +156,13 @@ def run(args: argparse.Namespace) -> int:
                 _written(args)
         else:
             status, out = _plain(targets, config, args, jobs, bar.advance)
+    if drill is not None and not args.json:
+        print(drill)
     if args.json:
         out["exit_status"] = status
         out["ledger"] = os.fspath(ledger)
+        if drill is not None:
+            out["drill"] = drill
         print(json.dumps(out, indent=2, ensure_ascii=False))
     return status
 
@@ -246,6 +255,11 @@ def _check_output(verdicts: list[Verdict], records: list[dict], as_json: bool,
     for problem in problems:
         print(f"LEDGER {ledger}: {problem}")
     print(_tally(verdicts))
+    from ..determinism.accept import next_step
+
+    step = next_step(verdicts)
+    if step is not None:
+        print(step)
     return {}
 
 

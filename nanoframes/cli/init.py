@@ -21,13 +21,14 @@ def register(sub) -> None:
                        epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("directory", nargs="?", type=Path, default=None, metavar="DIR",
                    help="the project (default: the one around the current directory)")
-    p.add_argument("--branch", default="main",
-                   help="the branch whose pushes the workflow checks (default: main)")
+    p.add_argument("--branch", default=None,
+                   help="the branch whose pushes the workflow checks (default: the branch "
+                        "checked out, else the one origin/HEAD names, else main)")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    from ..adopt.project import init
+    from ..adopt.project import MERGE_DRIVER, init
     from ..config import project_root
 
     root = args.directory.resolve() if args.directory else project_root()
@@ -38,10 +39,14 @@ def run(args: argparse.Namespace) -> int:
         print(f"kept   {line}")
     if not setup.wrote:
         print("nothing to do: the project is set up")
-    for note in setup.commands[:-1]:
-        print(note)
-    print("enable the ledger's merge driver (once per clone):")
-    print(f"  {setup.commands[-1]}")
+    for note in setup.notes:
+        print(f"note   {note}")
+    for command in setup.commands:
+        if command != MERGE_DRIVER:
+            print(command)
+    if MERGE_DRIVER in setup.commands:
+        print("enable the ledger's merge driver (once per clone):")
+        print(f"  {MERGE_DRIVER}")
     if setup.wrote:
         print("then record the ledger and commit it with these files: pytest --nf-record")
     return 0

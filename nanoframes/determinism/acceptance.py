@@ -192,6 +192,10 @@ def accept(chosen: list[Pending], source: Source, *, config: Config, ledger_path
     before = read_ledger(ledger_path, empty_ok=True)
     verdicts = {item.key: judged(item, before) for item in chosen}
     for item in chosen:
+        if item.verdict.get("drill"):
+            out.refused.append(f"{item.key}: drawn under a fire drill (NANOFRAMES_DRILL): "
+                               "never accepted")
+            continue
         if verdicts[item.key].kind is Kind.REGRESSION and not force:
             out.refused.append(f"{item.key}: a regression (the same inputs drew other pixels): "
                                "accept it with --force if intended")

@@ -52,7 +52,8 @@ def is_test_key(key: str) -> bool:
 _ENTRY_KEYS = {"digest", "frames", "sampled", "samples", "identity", "toolchain_parts",
                "frame_digests", "scene_digests", "platforms", "seal"}
 # The end of the message of an entry whose parts disagree with its seal.
-SEAL_BROKEN = "do not match its seal (hand-edited?); re-record it with --force"
+SEAL_BROKEN = ("do not match its seal (hand-edited?); re-record it with `nanoframes digest "
+               "--record --force`, or `pytest --nf-record --nf-force`")
 
 
 def seal(digest: str, frames: int, samples: tuple[int, ...] | None,

@@ -277,9 +277,9 @@ def keep(verdicts: Iterable[Verdict], readings: Mapping[str, Reading], root: Pat
          report: Path | None = None) -> list[Pending]:
     """After a check: replace the project's pending readings (and, with ``artifacts``,
     write them with their frames into ``artifacts/pending``)."""
-    from .platforms import platform_tag
+    from .platforms import reader_tag
 
-    return keep_all(pending_of(verdicts, readings, platform_tag()), root, store_root, artifacts,
+    return keep_all(pending_of(verdicts, readings, reader_tag()), root, store_root, artifacts,
                     report)
 
 

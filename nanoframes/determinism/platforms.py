@@ -7,6 +7,11 @@ a match on every platform: policy.py, verdict.judge), named ``linux-x86_64``,
 ``linux-arm64``, ``macos-arm64``, ``windows-x86_64``: what a person reviewing
 the ledger can read. ``$NANOFRAMES_PLATFORM`` names the
 running machine otherwise (two builds on one machine, a CI image of its own).
+
+A reading kept for ``nanoframes accept --from`` carries its reader's tag
+(``reader_tag``): on a CI runner one that names the runner (GitHub's runner
+image, ``ubuntu24-x86_64``; another CI's ``ci-linux-x86_64``), so the platform
+entry accepted from it is that runner's, never mistaken for a workstation's.
 """
 
 from __future__ import annotations
@@ -44,3 +49,21 @@ def platform_tag(environ: Mapping[str, str] = os.environ) -> str:
 
     machine = platform.machine().lower() or "unknown"
     return f"{system}-{_MACHINES.get(machine, machine)}"
+
+
+def reader_tag(environ: Mapping[str, str] = os.environ) -> str:
+    """The tag a reading taken here is kept under: ``$NANOFRAMES_PLATFORM``; on a
+    GitHub Actions runner its image and CPU (``$ImageOS``: ``ubuntu24-x86_64``), or
+    ``github-`` and the platform tag; on another CI ``ci-`` and it; else the platform tag."""
+    if environ.get(PLATFORM_ENV, "").strip():
+        return platform_tag(environ)
+    here = platform_tag(environ)
+    if environ.get("GITHUB_ACTIONS") == "true":
+        image = re.sub(r"[^a-z0-9._-]+", "-", environ.get("ImageOS", "").strip().lower())
+        arch = here.split("-", 1)[1] if "-" in here else here
+        tag = f"{image}-{arch}" if image and image[0].isalnum() else f"github-{here}"
+    elif environ.get("CI", "").strip().lower() not in ("", "0", "false", "no"):
+        tag = f"ci-{here}"
+    else:
+        return here
+    return tag[:64] if _TAG.fullmatch(tag[:64]) else here

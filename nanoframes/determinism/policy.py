@@ -163,14 +163,17 @@ def _without_redundant(key: str, entry: Entry, notes: list[str]) -> Entry:
 
 def _renderer_parts(entry: Entry, like: Entry | None = None) -> tuple[str, ...]:
     """What differs from machine to machine: the renderer's build and the shared
-    libraries it runs with. (An edit of nanoframes moves ``modules`` on every
-    machine alike: re-recording then is routine.) The libraries count only where
-    ``like`` (default: ``entry``) names any: an entry recorded before they were
-    parts is re-recorded without a note."""
+    libraries it runs with, preloads included. (An edit of nanoframes moves
+    ``modules`` on every machine alike: re-recording then is routine.) The
+    libraries count only where ``like`` (default: ``entry``) names any: an entry
+    recorded before they were parts is re-recorded without a note; where it does,
+    a library either one names counts (a preload only the reading has, too)."""
     from .identity import is_linked_part
 
     parts = entry.toolchain_parts or {}
-    libraries = sorted(n for n in ((like or entry).toolchain_parts or {}) if is_linked_part(n))
+    named = (like or entry).toolchain_parts or {}
+    libraries = sorted({n for n in (*named, *parts) if is_linked_part(n)}) \
+        if any(is_linked_part(n) for n in named) else []
     return tuple(str(parts.get(p, "")) for p in ("thorvg-python", "libthorvg", *libraries))
 
 
@@ -302,6 +305,7 @@ def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str
         "time_axis": verdict.time_axis.as_dict() if verdict.time_axis is not None else None,
         "opinion": verdict.opinion.as_dict() if verdict.opinion is not None else None,
         "scenes": verdict.scenes.as_dict() if verdict.scenes is not None else None,
+        "drill": verdict.drill,
     }
 
 
@@ -322,6 +326,7 @@ def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
         time_axis=TimeAxis.from_json(data["time_axis"]) if data.get("time_axis") else None,
         opinion=Opinion.from_json(data["opinion"]) if data.get("opinion") else None,
         scenes=SceneEvidence.from_json(data["scenes"]) if data.get("scenes") else None,
+        drill=bool(data.get("drill")),
     )
 
 
@@ -333,7 +338,10 @@ def ci_is_set(environ: Mapping[str, str] = os.environ) -> bool:
 
 def allow_recording(asked: bool, flag: str, environ: Mapping[str, str] = os.environ) -> None:
     """Refuse to record where ``CI`` is set unless ``flag`` (or the environment) asked:
-    a ledger a CI job recorded is one nobody reviewed."""
+    a ledger a CI job recorded is one nobody reviewed. Never under a fire drill."""
+    from ..frames.drill import refuse
+
+    refuse("record", environ)
     if asked or not ci_is_set(environ) or environ.get(RECORD_IN_CI_ENV, "") == "1":
         return
     raise NanoframesError(

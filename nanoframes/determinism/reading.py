@@ -19,6 +19,7 @@ from pathlib import Path
 from ..bake.baker import Baker
 from ..config import Config, find_project_root, load_config, relative_key
 from ..errors import NanoframesError
+from ..frames import drill
 from ..frames.digest import SHORT, film_digest
 from ..frames.film import Film
 from ..frames.parallel import checked, film_readings, joined, result_of
@@ -231,6 +232,7 @@ class PendingReading:
             digest=film_digest(digests),
             composition_id=self.composition_id,
             scene_digests=tuple(scenes),
+            drilled=drill.names(self.path),
         )
 
 
@@ -251,6 +253,8 @@ def start_reading(path: str | Path, *, config: Config | None = None,
     there; with ``keep_scenes`` (a recording) their scenes too."""
     config = _config_for(path, config)
     film = Film(comp, dedup=dedup) if comp is not None else Film.open(path, config.root, dedup)
+    if store is not None and drill.names(film.comp.path):
+        store = None  # frames drawn under a fire drill never enter the store
     film.store = Store(store) if store is not None else None  # recording keeps its frames
     film.keep_scenes = keep_scenes and store is not None
     source = film.source

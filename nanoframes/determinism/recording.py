@@ -216,6 +216,9 @@ def commit(path: Path, fresh: Mapping[str, Entry], *, force: bool = False,
     entries go. The ledger is written only when something changed (or it is new).
     With ``platform`` (a tag) the readings are recorded as that platform's entries.
     """
+    from ..frames.drill import refuse
+
+    refuse("write the ledger")  # nothing drawn under a fire drill may last
     path = Path(path)
     for key in fresh:  # every key written passes the one canonical check (nanoframes/keys.py)
         canonical_key(key, path)

@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, TypeVar
 from ..config import Config, ExcuseBounds, relative_key
 from ..errors import NanoframesError
 from ..frames.digest import SHORT
+from ..frames.drill import ENV as DRILL_ENV
+from ..frames.drill import FRAME as DRILL_FRAME
 from ..frames.timeaxis import TimeAxis, time_axis
 from ..model.svg import composition_stem
 from .identity import part_names
@@ -72,6 +74,20 @@ class Verdict:
     # each differing frame's scene: the same document drawn otherwise, or another
     # document, and what changed in it (scenes.py; the diff: evidence/scenediff.py)
     scenes: SceneEvidence | None = field(default=None, compare=False)
+    # drawn under a fire drill (frames/drill.py): never recorded nor accepted
+    drill: bool = field(default=False, compare=False)
+
+    def __eq__(self, other: object) -> bool:
+        """A verdict equals its kind (``verdict == "match"``, ``verdict == Kind.MATCH``),
+        and another verdict field by field (the dataclass's comparison)."""
+        if isinstance(other, (str, Kind)):
+            return self.kind == other
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def _fields(self) -> tuple[object, ...]:
+        return tuple(getattr(self, f.name) for f in dataclasses.fields(self) if f.compare)
 
     @property
     def exemption_outlived(self) -> bool:
@@ -89,6 +105,9 @@ class Verdict:
         text = self._body(record_hint)
         if self.note:
             text += f"; {self.note}"
+        if self.drill:
+            text += (f"; a fire drill ({DRILL_ENV}) nudged one pixel of frame {DRILL_FRAME} "
+                     f"after drawing")
         if self.outdated:
             tags = ", ".join(self.outdated)
             one = len(self.outdated) == 1
@@ -179,6 +198,8 @@ class Reading:
     frame_digests: tuple[str, ...]
     digest: str
     sampled: bool = field(init=False)
+    # drawn under a fire drill (frames/drill.py): its verdict says so
+    drilled: bool = field(default=False, compare=False)
     # Lets an exemption name a composition by its id; not part of the comparison.
     composition_id: str | None = field(default=None, compare=False)
     # the SHA-256 of each document handed to ThorVG (frames/scenes.py), one per index;
@@ -242,6 +263,11 @@ def judge(reading: Reading, entry: Entry | None, excused: str | None = None) -> 
     platform is a regression; otherwise against the primary, and a film equal to
     a platform entry of the same inputs is a match.
     """
+    verdict = _judge(reading, entry, excused)
+    return dataclasses.replace(verdict, drill=True) if reading.drilled else verdict
+
+
+def _judge(reading: Reading, entry: Entry | None, excused: str | None) -> Verdict:
     if entry is None:
         return Verdict(reading.key, Kind.ABSENT, excused=excused, digest=reading.digest)
     if not entry.platforms:

@@ -30,9 +30,12 @@ section{background:#fff;border:1px solid #ddd;border-radius:6px;padding:12px 16p
 table{border-collapse:collapse}td,th{border:1px solid #ddd;padding:2px 6px;text-align:left}
 code{font-size:12px;word-break:break-all}pre{font-size:12px;background:#f4f4f4;padding:6px;
 overflow-x:auto;margin:4px 0}.del{color:#b3261e}.ins{color:#2a7d2a}
-.pictures{display:flex;flex-wrap:wrap;gap:8px;align-items:flex-start}
-figure{margin:0}figcaption{font-weight:600}
-img{image-rendering:pixelated;min-width:160px;max-width:100%;border:1px solid #ccc}
+.pictures{display:grid;grid-template-columns:repeat(3,minmax(0,1fr));gap:8px;
+align-items:start}
+figure{margin:0;min-width:0}figcaption{font-weight:600}
+img{image-rendering:pixelated;width:100%;max-width:max(160px,100%);height:auto;
+border:1px solid #ccc;box-sizing:border-box}
+.pictures img{min-width:0}.legend{font-size:12px;color:#555}
 h2 a,.tally a{color:inherit}
 """
 
@@ -56,6 +59,10 @@ ACCEPT_BAR = ('<p class="accept-bar"><button id="nf-save-accept" type="button" '
               'onclick="nfSaveAccept()">save accept.json</button> with the ticked '
               'compositions, then run <code>nanoframes accept --list accept.json</code> '
               '(or review them one by one: <code>nanoframes review</code>)</p>')
+
+# What the diff image's colours mean (frames/compare.py: amplify_diff).
+DIFF_LEGEND = (' <span class="legend">(how far each pixel moved: blue ±1, yellow ±16, '
+               'red ±255)</span>')
 
 # The page's sections, in the order a reviewer reads them: what fails first.
 SECTIONS = (("failed", "failed"), ("changed", "changed"), ("excused", "excused"),
@@ -132,7 +139,7 @@ def _frames(record: dict, base: str, frames_option: str) -> str:
                        f"within ({x0},{y0})–({x1},{y1})")
         figures = "".join(
             f'<figure class="{role}">{_img(base + files[role], f"frame {n} {role}")}'
-            f"<figcaption>{role}</figcaption></figure>"
+            f"<figcaption>{role}{DIFF_LEGEND if role == 'diff' else ''}</figcaption></figure>"
             for role in ("expected", "actual", "diff") if role in files)
         parts.append(f'<div class="frame"><h4>frame {n}: <span class="numbers">'
                      f'{escape(numbers)}</span></h4><div class="pictures">{figures}</div></div>')
@@ -203,7 +210,13 @@ def _section(record: dict, n: int, base: str, frames_option: str) -> str:
 
 def page(records: list[dict], base: str, title: str, partial: str | None = None,
          frames_option: str = "--artifacts-frames") -> str:
-    records = sorted(records, key=lambda r: r["composition"])
+    from ..determinism.accept import SEVERITY
+    from ..frames.drill import banner
+
+    # Within a section the worst first: a regression before an edit that fails.
+    records = sorted(records, key=lambda r: (SEVERITY.index(
+        "excused" if r.get("excused") else r["verdict"]) if r.get("excused") or
+        r["verdict"] in SEVERITY else len(SEVERITY), r["composition"]))
     groups: dict[str, list[dict]] = {name: [] for name, _ in SECTIONS}
     for record in records:
         groups[section_of(record)].append(record)
@@ -213,6 +226,9 @@ def page(records: list[dict], base: str, title: str, partial: str | None = None,
     tally = (f"<nav class=tally>{n} item{'s' if n != 1 else ''}: "
              f"{', '.join(links) or 'nothing was checked'}</nav>")
     note = f'<p class="partial">{escape(partial)}</p>' if partial else ""
+    drill = banner()
+    if drill is not None:
+        note = f'<p class="partial"><strong>{escape(drill)}</strong></p>' + note
     if any(is_pending(r) for r in records):
         note += ACCEPT_BAR
     body, count = [], 0

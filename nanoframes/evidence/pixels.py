@@ -32,6 +32,17 @@ if TYPE_CHECKING:
 
 HINT = ("record them with `nanoframes digest --record` on the recorded revision, or bring "
         "them with `nanoframes store --import FILE.tar`")
+# In CI the recipe already drew or restored what it could (docs/ci.md): never a step it ran.
+CI_HINT = ("in CI they come from the frames the main branch's passing check saved "
+           "(docs/ci.md); `nanoframes review --from` the report artifact shows these frames "
+           "beside your recorded ones")
+
+
+def missing_hint() -> str:
+    """What to do about recorded frames the store lacks, where this runs."""
+    from ..determinism.policy import ci_is_set
+
+    return CI_HINT if ci_is_set() else HINT
 
 
 @dataclass
@@ -115,7 +126,7 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
         if len(images) < keep:
             images[index] = (reference, frame.copy())
     unavailable.sort()
-    hint = HINT if store is not None else "the store is off (--no-store)"
+    hint = missing_hint() if store is not None else "the store is off (--no-store)"
     evidence = FilmEvidence(verdict.compared_frames, tuple(diffs), tuple(unavailable),
                             hint if unavailable else "")
     verdict = apply_bounds(dataclasses.replace(verdict, evidence=evidence), bounds, evidence)

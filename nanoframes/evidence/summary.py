@@ -1,8 +1,8 @@
 """The Markdown summary of a check, for a CI job's summary page (GitHub's
 ``$GITHUB_STEP_SUMMARY``) or any Markdown reader: the counts per verdict, a
-table of every composition that is not a plain match (verdict, what moved, the
-pixel line; a regression's second opinion), and the command that accepts the
-changes (``determinism.accept``).
+table of every composition that is not a plain match, regressions first (verdict,
+what moved, the pixel line; a regression's second opinion), and the command that
+accepts the changes (``determinism.accept``). Under a fire drill, a DRILL line first.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from ..determinism.accept import closing_lines, tally
+from ..determinism.accept import closing_lines, failure_order, tally
 from ..determinism.verdict import Kind, Verdict
 from ..shown import shown
 
@@ -39,9 +39,14 @@ def _code(text: str, cell: bool = True) -> str:
 
 def markdown(verdicts: Iterable[Verdict], record_hint: str = "--record",
              problems: Iterable[str] = (), title: str = "nanoframes") -> str:
-    verdicts = sorted(verdicts, key=lambda v: v.key)
+    from ..frames.drill import banner
+
+    verdicts = sorted(verdicts, key=failure_order)
     problems = list(problems)
     lines = [f"### {title}", ""]
+    drill = banner()
+    if drill is not None:
+        lines += [f"> **{_cell(drill)}**", ""]
     closing = closing_lines(verdicts, record_hint, problems)
     if not closing:
         lines += [f"✅ {tally(v.kind.value for v in verdicts)}", ""]

@@ -146,9 +146,10 @@ class FilmEvidence:
 
 
 def amplify_diff(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
-    """The difference made visible: the expected frame dimmed to a grey quarter
-    over black, each differing pixel in red at a brightness that grows with its
-    largest channel difference, so that even ±1/255 shows (at half brightness)."""
+    """The difference made visible, with its magnitude: the expected frame dimmed to
+    a grey quarter over black, each differing pixel coloured by its largest channel
+    difference on a logarithmic scale, blue (±1) through yellow (±16) to red
+    (±255): a drift of a few levels and a recolour never look alike."""
     h, w = expected.shape[:2]
     base = expected[..., :3].astype(np.uint16) * expected[..., 3:4].astype(np.uint16) // 255
     grey = (base.sum(axis=2) // 3 // 4).astype(np.uint8)
@@ -157,8 +158,20 @@ def amplify_diff(expected: np.ndarray, actual: np.ndarray) -> np.ndarray:
     out[..., 3] = 255
     delta = np.abs(expected.astype(np.int16) - actual.astype(np.int16)).max(axis=2)
     mask = delta > 0
-    strength = np.minimum(255, 128 + delta.astype(np.int32) * 4).astype(np.uint8)
-    out[mask, 0] = strength[mask]
-    out[mask, 1] = 0
-    out[mask, 2] = 0
+    if mask.any():
+        out[mask, :3] = _ramp(delta[mask])
     return out
+
+
+# The diff's colour scale: ±1, ±16 and ±255 (log2 0, 4 and 8), interpolated between.
+_STOPS = ((0.0, (40, 110, 255)), (4.0, (255, 220, 0)), (8.0, (255, 0, 0)))
+
+
+def _ramp(delta: np.ndarray) -> np.ndarray:
+    """RGB (uint8, one row per value) of each difference ``delta`` (1..255)."""
+    level = np.log2(delta.astype(np.float64))
+    rgb = np.empty((delta.size, 3), dtype=np.float64)
+    xs = [x for x, _ in _STOPS]
+    for channel in range(3):
+        rgb[:, channel] = np.interp(level, xs, [c[channel] for _, c in _STOPS])
+    return np.rint(rgb).astype(np.uint8)

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING
 
 from ..engine import site
 from ..model.composition import Composition
-from . import workers
+from . import drill, workers
 from .digest import frame_digest
 from .scale import scaled_size
 from .scenes import keep as keep_scene
@@ -81,6 +81,7 @@ class Film:
         self.scenes: list[str] = []
         self._encoding: deque[Future] = deque()
         self._encoder: ThreadPoolExecutor | None = None
+        self._drill: bool | None = None  # does a fire drill name this film (drill.py)
 
     @classmethod
     def open(cls, path: str | Path, project_root: Path | None = None, dedup: bool = True,
@@ -116,8 +117,15 @@ class Film:
         self.rasterized += 1
         index = self._drawing if self._drawing is not None else self._index
         with site.working_on(self.source.path, index):
-            return self.source.draw(doc, index if index is not None else 0, self.width,
-                                    self.height, self._slot)
+            frame = self.source.draw(doc, index if index is not None else 0, self.width,
+                                     self.height, self._slot)
+        return self._drilled(frame, index)
+
+    def _drilled(self, frame: np.ndarray, index: int | None) -> np.ndarray:
+        """``frame``, nudged where a fire drill names this film (frames/drill.py)."""
+        if self._drill is None:
+            self._drill = drill.names(self.source.path)
+        return drill.nudge(frame) if self._drill and index == drill.FRAME else frame
 
     def _raster_frame(self, doc: bytes, index: int) -> np.ndarray:
         # only ever on one thread at a time: the drawing thread, or this one
