@@ -34,7 +34,9 @@ def misread(args: Sequence[str], here: Path) -> list[tuple[str, str]]:
 
 def warning_line(option: str, value: str, rootdir: Path, inifile: Path | None) -> str:
     """The one line a misread option gets."""
+    from nanoframes.shown import shown
+
     ini = inifile.name if inifile is not None else "none"
-    return (f"nanoframes: pytest took the value of `{option} {value}` for a test path (it "
+    return shown(f"nanoframes: pytest took the value of `{option} {value}` for a test path (it "
             f"chose rootdir {rootdir} and ini file {ini} before reading the plugin's "
-            f"options): write `{option}={value}`")
+            f"options): write `{option}={value}`", lines=False)

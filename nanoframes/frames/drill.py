@@ -23,6 +23,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from ..errors import NanoframesError
+from ..shown import shown
 
 if TYPE_CHECKING:
     import numpy as np
@@ -67,7 +68,7 @@ def banner(environ: Mapping[str, str] = os.environ) -> str | None:
     named = keys(environ)
     if not named:
         return None
-    return (f"DRILL: {ENV}={','.join(named)}: one pixel of frame {FRAME} of "
+    return (f"DRILL: {ENV}={shown(','.join(named), lines=False)}: one pixel of frame {FRAME} of "
             f"{'each' if len(named) > 1 else 'this composition'} is nudged after drawing; "
             f"its check must read regression. Nothing drawn can be recorded or accepted")
 
