@@ -284,6 +284,30 @@ def test_text_and_images_draw(tmp_path, player):
     assert (text[:, :, 3] > 0).sum() > 100  # the face registered for the text draws ink
 
 
+@pytest.mark.parametrize("first", ["composition", "lottie"])
+def test_a_face_is_the_same_bytes_for_a_composition_and_a_lottie_film(tmp_path, first):
+    """A composition's <text> and a Lottie text layer that resolve to one face register
+    it under one name: ThorVG must be handed the same (checked) bytes for both, in
+    either order, in one process (it keeps the first; a second set is a conflict)."""
+    (tmp_path / "pyproject.toml").write_text("")
+    (tmp_path / "t.json").write_bytes(g.dumps(g.animation(
+        layers=[g.text_layer("Hello")], fonts=g.font_list("Noto Sans"))))
+    (tmp_path / "c.nf.svg").write_text(
+        '<svg xmlns="http://www.w3.org/2000/svg" data-width="64" data-height="32">'
+        '<text x="2" y="20" font-family="Noto Sans" font-size="16">Hi</text></svg>')
+    order = ["c.nf.svg", "t.json"] if first == "composition" else ["t.json", "c.nf.svg"]
+    done = _run(f"""
+        from pathlib import Path
+        from nanoframes.frames.film import Film
+        root = Path({str(tmp_path)!r})
+        for name in {order!r}:
+            film = Film.open(root / name, root)
+            print(name, len(list(film.digests())))
+    """, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "font-conflict" not in done.stderr
+
+
 def test_threads_are_pinned_for_lottie():
     script = """
         import hashlib, lottie_gen as g

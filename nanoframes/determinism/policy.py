@@ -86,10 +86,12 @@ def stale_keys(ledger: Ledger, root: Path, seen: Iterable[str]) -> list[str]:
 
 
 def _inside(root: Path, key: str) -> bool:
-    """The composition file a (canonical) key names exists inside the project (a
-    link out of it names nothing the ledger may keep)."""
-    path = Path(root) / canonical_key(key)
+    """The film file a (canonical) key names exists inside the project (a link out
+    of it names nothing the ledger may keep); ``film.lottie#on`` names ``film.lottie``."""
+    from ..frames.source import file_of
+
     try:
+        path = file_of(Path(root) / canonical_key(key))
         return path.is_file() and path.resolve().is_relative_to(Path(root).resolve())
     except (OSError, ValueError, RuntimeError):
         return False

@@ -19,7 +19,7 @@ crashed once its animation was freed).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from ..errors import NanoframesError
@@ -34,7 +34,10 @@ class FaceUse:
     name: str     # the name registered with ThorVG (the face's nanoframes name)
     family: str   # the Lottie fFamily asked for
     path: Path
-    sha256: str
+    sha256: str   # of the face FILE (the fonts identity)
+    # the resolved text.fonts.Face: ThorVG is handed its checked drawn copy, the bytes
+    # a composition's text registers under the same name (text/faces.py face_file)
+    face: object = field(default=None, compare=False, repr=False)
 
 
 def image_ident(asset: dict, position: int) -> str:
@@ -139,10 +142,14 @@ def _weight(style: str) -> tuple[int, str]:
     return weight, "italic" if "italic" in words or "oblique" in words else "normal"
 
 
-def resolve_faces(tree: dict, file: Path, book) -> list[FaceUse]:
+def resolve_faces(tree: dict, file: Path, book, allow_fallback: bool = False
+                  ) -> list[FaceUse]:
     """Give every font a text layer draws without glyphs a face of ``book`` (a
-    ``text.fonts.FontBook``), renaming it in place; the faces used, in order."""
+    ``text.fonts.FontBook``), renaming it in place; the faces used, in order. A
+    refused face the project provides refuses the film, as for a composition's text
+    (``text.fonts.enforce``), unless ``allow_fallback``."""
     from ..text.faces import face_digest
+    from ..text.fonts import enforce
 
     fonts = _font_list(tree)
     for font in fonts:
@@ -164,9 +171,13 @@ def resolve_faces(tree: dict, file: Path, book) -> list[FaceUse]:
             continue  # drawn from the file's own glyph outlines
         if asked not in renamed:
             weight, slant = _weight(style)
-            face = book.resolve(family, weight, slant).face
+            res = book.resolve(family, weight, slant)
+            if res.refused:  # never silently another face
+                enforce(res, file, allow_fallback)
+            face = res.face
             renamed[asked] = face.name
-            used.setdefault(face.name, FaceUse(face.name, family, face.path, face_digest(face)))
+            used.setdefault(face.name, FaceUse(face.name, family, face.path,
+                                               face_digest(face), face))
         doc["f"] = renamed[asked]
     for asked, name in renamed.items():
         if asked in by_name:

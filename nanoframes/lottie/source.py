@@ -108,12 +108,12 @@ class LottieSource:
 
     def face_files(self) -> list[tuple[str, bytes]]:
         """(registered name, bytes) of each face the player must register first."""
-        from ..files import read_regular
+        from ..text.faces import face_file
 
         out = []
         for face in self.faces:
-            data = read_regular(face.path)
-            if hashlib.sha256(data).hexdigest() != face.sha256:
+            data, digest = face_file(face.face)  # the checked drawn copy, as for <text>
+            if digest != face.sha256:
                 raise NanoframesError("input-changed", f"face {face.path.name} changed "
                                       "while the film was drawn", self.path)
             out.append((face.name, data))
@@ -176,7 +176,7 @@ def _build(data: bytes, path: Path, project_root: Path | None, marker: str | Non
     assets.check_embedded_fonts(tree, path)
     images = assets.inline_images(tree, path, project_root or Path("/nonexistent-root"),
                                   members, _image_loader)
-    faces = assets.resolve_faces(tree, path, _book(project_root))
+    faces = assets.resolve_faces(tree, path, *_book(project_root))
     document = jsontext.canonical(tree)
     projection = hashlib.sha256(jsontext.canonical(_projected(tree))).hexdigest()
     markers, skipped = _markers(tree, timing)
@@ -199,10 +199,12 @@ def _image_loader(*args):
 
 
 def _book(project_root: Path | None):
+    """The project's font book, and whether a refused face may fall back."""
     from ..config import load_config
-    from ..text.fonts import font_book
+    from ..text.fonts import fallback_allowed, font_book
 
-    return font_book(load_config(project_root) if project_root is not None else None)
+    config = load_config(project_root) if project_root is not None else None
+    return font_book(config), fallback_allowed(config)
 
 
 def _projected(tree: dict, images=None) -> dict:
