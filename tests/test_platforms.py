@@ -138,7 +138,9 @@ def test_a_platform_entry_judges_its_own_toolchain(proj: Path, other_build: Path
 
     assert cli(proj, "--check", build=other_build) == (0, [
         f"MATCH {KEY}: match (recorded inputs moved: toolchain changed (libthorvg))",
-        "1 composition: 1 match"])
+        "1 composition: 1 match",
+        "next: nanoframes review (each reading: accept, reject or skip); or all the changes "
+        "at once: nanoframes accept --all-changed"])
     # Same pixels, other bytes: nothing to record beside the primary, and it says so.
     status, out = cli(proj, "--record", "--platform", build=other_build)
     assert status == 0 and out[:2] == [
