@@ -72,6 +72,8 @@ def _pages_with_sessions() -> list[Path]:
     return [p for p in PAGES if any(b.is_session for b in blocks(p.read_text("utf-8")))]
 
 
+# Over 10 s for the longest pages (pytest-plugin.md, digest.md): each runs every shell
+# session it shows, pytest runs included, one after another in its scratch project.
 @pytest.mark.parametrize("page", _pages_with_sessions(),
                          ids=lambda p: p.relative_to(ROOT).as_posix())
 def test_every_session_shown_prints_what_the_page_shows(page: Path, tmp_path: Path) -> None:

@@ -122,6 +122,7 @@ def kill_after(argv: list[str], root: Path, delay: float) -> int | None:
         return None
 
 
+# Over 10 s: recorders killed with SIGKILL at many moments, the ledger read after each.
 def test_sigkill_leaves_old_or_new_ledger(project: Path) -> None:
     ledger = ledger_of(project)
     old = ledger.read_bytes()

@@ -51,6 +51,7 @@ def test_record_writes_every_entry_and_says_so(pytester: pytest.Pytester) -> Non
                                 "3 unchanged, 0 removed"])
 
 
+# Over 10 s: eight films recorded twice, serially and by pytest -n 2 (its workers start).
 def test_serial_and_xdist_record_the_same_ledger_and_outcomes(
         pytester: pytest.Pytester) -> None:
     names = tuple(f"film-{i}" for i in range(8))

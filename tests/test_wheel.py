@@ -232,6 +232,7 @@ def _scratch_project(where: Path) -> Path:
     return where
 
 
+# Over 10 s: render, record and check, each a fresh interpreter from the installed wheel.
 def test_a_users_project_renders_records_and_checks_from_the_wheel(
         wheel_env: WheelEnv, tmp_path: Path) -> None:
     project = _scratch_project(tmp_path / "my-films")
