@@ -31,6 +31,8 @@ import time
 from ctypes import c_float, c_void_p
 from pathlib import Path
 
+from digest_speed import _best  # benchmarks/ is this script's folder: one timer for both
+
 from nanoframes.config import find_project_root, load_config
 from nanoframes.determinism.reading import read_film
 from nanoframes.determinism.sweep import collect
@@ -52,13 +54,6 @@ def _serial(path: Path):
         workers.spare_threads = spare
 
 
-def _best(fn, repeat: int, clock) -> float:
-    best = float("inf")
-    for _ in range(repeat):
-        start = clock()
-        fn()
-        best = min(best, clock() - start)
-    return best
 
 
 def bare_drawer(document: bytes, width: int, height: int, frames: list[float]):

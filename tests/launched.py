@@ -52,3 +52,20 @@ def launched(argv: list[str], *, umask: int | None = None, address_space: int | 
 def private_shm_possible() -> bool:
     return sys.platform.startswith("linux") and os.geteuid() == 0 \
         and Path("/dev/shm").is_dir()
+
+
+def nanoframes_capped(root: Path, args: tuple[str, ...], address_space: int,
+                      timeout: float):
+    """``python -m nanoframes ARGS`` in ``root`` under an address-space limit; a run
+    past ``timeout`` fails the test (a hang is the bug such a test looks for)."""
+    import subprocess
+
+    import pytest
+
+    try:
+        return subprocess.run(launched([sys.executable, "-m", "nanoframes", *args],
+                                       address_space=address_space), cwd=root,
+                              capture_output=True, text=True, errors="replace",
+                              timeout=timeout)
+    except subprocess.TimeoutExpired:
+        pytest.fail(f"nanoframes {' '.join(args)} ran past {timeout} s")

@@ -15,7 +15,6 @@ import json
 import lzma
 import os
 import subprocess
-import sys
 import tarfile
 import zipfile
 import zlib
@@ -23,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from launched import launched
+from launched import nanoframes_capped
 
 from nanoframes.frames.archive import MAX_TAR_HEADER
 from nanoframes.frames.digest import frame_digest
@@ -36,12 +35,7 @@ HEX = "ab" * 32
 
 
 def nf(root: Path, *args: str, timeout: float = 90) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(launched([sys.executable, "-m", "nanoframes", *args],
-                                       address_space=LIMIT), cwd=root, capture_output=True,
-                              text=True, errors="replace", timeout=timeout)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"nanoframes {' '.join(args)} ran past {timeout} s")
+    return nanoframes_capped(root, args, LIMIT, timeout)
 
 
 def one_error(proc: subprocess.CompletedProcess, code: str) -> str:

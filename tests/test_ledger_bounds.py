@@ -11,11 +11,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from launched import launched
+from launched import nanoframes_capped
 from test_plugin import assert_no_traceback, make_project
 
 from nanoframes.determinism.ledger import read_ledger
@@ -27,12 +26,7 @@ TEST_KEY = "tests/test_charts.py::test_bar[de]"
 
 
 def nf(root: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess:
-    try:
-        return subprocess.run(launched([sys.executable, "-m", "nanoframes", *args],
-                                       address_space=GB), cwd=root, capture_output=True,
-                              text=True, errors="replace", timeout=timeout)
-    except subprocess.TimeoutExpired:
-        pytest.fail(f"nanoframes {' '.join(args)} ran past {timeout} s")
+    return nanoframes_capped(root, args, GB, timeout)
 
 
 def one_error(proc: subprocess.CompletedProcess, code: str) -> str:
