@@ -56,6 +56,18 @@ def _run(script: str, timeout=60, **env) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=timeout)
 
 
+def _draw_picture(lib, rast, pic) -> None:
+    """ThorVG's own calls, none of the player's defences: ``pic`` drawn at 200x100 on
+    ``rast``'s canvas, read from ``rast._buf``."""
+    rast._target(200, 100)
+    lib.tvg_picture_set_size(pic, 200.0, 100.0)
+    lib.tvg_canvas_add(rast._canvas, pic)
+    lib.tvg_canvas_update(rast._canvas)
+    lib.tvg_canvas_draw(rast._canvas, True)
+    lib.tvg_canvas_sync(rast._canvas)
+    lib.tvg_canvas_remove(rast._canvas, None)
+
+
 def test_frames_draw_and_move(player):
     doc = _doc()
     frames = [_draw(player, doc, f) for f in (0, 30, 59)]
@@ -128,13 +140,7 @@ def test_no_javascript_state_between_films(player):
                                          True) == 0
         assert lib.tvg_animation_set_frame(anim, 2.0) == 0
         rast = raster.get_rasterizer()
-        rast._target(200, 100)
-        lib.tvg_picture_set_size(pic, 200.0, 100.0)
-        lib.tvg_canvas_add(rast._canvas, pic)
-        lib.tvg_canvas_update(rast._canvas)
-        lib.tvg_canvas_draw(rast._canvas, True)
-        lib.tvg_canvas_sync(rast._canvas)
-        lib.tvg_canvas_remove(rast._canvas, None)
+        _draw_picture(lib, rast, pic)
         shared = _digest(rast._buf.view("uint8").reshape(100, 200, 4))
     finally:
         lib.tvg_animation_del(anim)
@@ -154,14 +160,7 @@ def test_the_pose_built_while_loading_is_never_drawn(player):
         # 0.0009 of the frame it built while loading) and keeps the load's pose
         assert lib.tvg_animation_set_frame(player._anim, 0.0) == raster._INSUFFICIENT_CONDITION
         rast = player._raster
-        pic = ctypes.c_void_p(lib.tvg_animation_get_picture(player._anim))
-        rast._target(200, 100)
-        lib.tvg_picture_set_size(pic, 200.0, 100.0)
-        lib.tvg_canvas_add(rast._canvas, pic)
-        lib.tvg_canvas_update(rast._canvas)
-        lib.tvg_canvas_draw(rast._canvas, True)
-        lib.tvg_canvas_sync(rast._canvas)
-        lib.tvg_canvas_remove(rast._canvas, None)
+        _draw_picture(lib, rast, ctypes.c_void_p(lib.tvg_animation_get_picture(player._anim)))
         poses.add(_digest(rast._buf))
     assert len(poses) == 2
     # designed out: a request ThorVG would ignore goes by another frame first
