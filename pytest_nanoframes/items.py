@@ -149,6 +149,7 @@ class CompositionItem(_Item):
     its address, ``dir/button.json#press``; the file is ``path``)."""
 
     film: Path
+    nf_next: CompositionItem | None = None  # the film item this process runs next, if any
 
     def reportinfo(self) -> tuple[Path, int | None, str]:
         return self.path, None, shown(self.state.ledger_key(self.film), lines=False)
@@ -166,6 +167,8 @@ class CompositionItem(_Item):
             pool=state.drawing_pool(),
             excused=state.excused(), store=evidence.reading_store(state),
             keep_scenes=options.recording,  # a recording keeps its scenes (frames/scenes.py)
+            # the next film is opened and queued while the worker draws this one
+            ahead=state.drawn_ahead, then=self.nf_next.film if self.nf_next else None,
         )
         verdict, record = evidence.for_item(self, state, verdict, reading)  # pixel evidence
         outcome = decide(verdict, recording=options.recording, strict=options.strictness,

@@ -90,6 +90,8 @@ def pytest_configure(config: pytest.Config) -> None:
     if state.options.active:
         state.nf_config  # noqa: B018 - a bad [tool.nanoframes] is a usage error, now
         cpus.share_with_siblings(config)  # an xdist worker draws with its share of CPUs
+        if draws_here(config, state):  # its worker boots while pytest collects
+            state.boot_drawing_pool()
         if state.options.recording and not state.worker:
             from nanoframes.determinism.policy import allow_recording
             from nanoframes.errors import NanoframesError
@@ -100,6 +102,25 @@ def pytest_configure(config: pytest.Config) -> None:
                 raise pytest.UsageError(shown(exc)) from None
     if not state.worker:  # nf.check reports verdicts in any mode
         config.pluginmanager.register(_Receiver(state), "nanoframes-receiver")
+
+
+def draws_here(config: pytest.Config, state: State) -> bool:
+    """Whether this process draws the session's films: an xdist worker, or a pytest
+    that hands no items to workers, unless it only collects."""
+    if config.getoption("collectonly", False):
+        return False
+    return state.worker or config.getoption("dist", "no") == "no"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    state = get_state(item.config)
+    if state is None or not state.options.active:
+        return
+    from pytest_nanoframes.items import CompositionItem
+
+    if isinstance(item, CompositionItem) and isinstance(nextitem, CompositionItem):
+        item.nf_next = nextitem  # the film run next here is queued behind this one
 
 
 @pytest.hookimpl(tryfirst=True, optionalhook=True)  # xdist may be absent

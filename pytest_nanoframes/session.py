@@ -146,7 +146,10 @@ class State:
     _ledger: Ledger | None = None
     _excused: dict[str, str] | None = None
     _pool: Any = None  # the worker that draws this process's items (drawing_pool)
+    _booting: Any = None  # that worker while it starts (boot_drawing_pool)
     _pool_cleanup: bool = False
+    _ahead: Any = None  # films queued on it before their item's turn (drawn_ahead)
+    _keys: dict[Path, str] = field(default_factory=dict)  # ledger_key's answers
 
     @property
     def nf_config(self) -> Config:
@@ -185,13 +188,19 @@ class State:
         return self.nf_config.ledger_path
 
     def ledger_key(self, path: Path) -> str:
-        from nanoframes.config import relative_key
-        from nanoframes.errors import NanoframesError
+        """``path``'s ledger key, worked out once per session (pytest asks for it on
+        every report line)."""
+        key = self._keys.get(path)
+        if key is None:
+            from nanoframes.config import relative_key
+            from nanoframes.errors import NanoframesError
 
-        try:
-            return relative_key(path, self.nf_config.root)
-        except NanoframesError:  # outside the project: the item itself fails, saying so
-            return Path(path).absolute().as_posix()
+            try:
+                key = relative_key(path, self.nf_config.root)
+            except NanoframesError:  # outside the project: the item itself fails, saying so
+                key = Path(path).absolute().as_posix()
+            self._keys[path] = key
+        return key
 
     def ledger(self) -> Ledger:
         """The ledger as it is on disk, read once per process (errors are raised each
@@ -214,25 +223,52 @@ class State:
         return self._excused
 
 
+    def boot_drawing_pool(self) -> None:
+        """Start ``drawing_pool``'s worker now, while pytest collects, where this
+        process draws items (a lone pytest, or an xdist worker)."""
+        from nanoframes.frames.workers import booting_pool
+
+        self._close_at_cleanup()
+        self._booting = booting_pool(1, self.nf_config.root)
+
     def drawing_pool(self) -> Any:
-        """One worker process that draws this process's items, started at the first:
-        a crash in ThorVG fails that item (``render-crashed``) and the next item gets
-        a new worker; the session, or an xdist worker, never dies of it."""
+        """One worker process that draws this process's items, started at configure
+        or at the first: a crash in ThorVG fails that item (``render-crashed``) and the
+        next item gets a new worker; the session, or an xdist worker, never dies of it."""
         from nanoframes.frames.workers import is_broken, stop_pool, worker_pool
 
         if self._pool is not None and is_broken(self._pool):
             stop_pool(self._pool)
             self._pool = None
         if self._pool is None:
-            if not self._pool_cleanup:
-                self.config.add_cleanup(self._close_pool)
-                self._pool_cleanup = True
-            self._pool = worker_pool(1, self.nf_config.root)
+            self._close_at_cleanup()
+            booting, self._booting = self._booting, None
+            self._pool = booting.result() if booting is not None else \
+                worker_pool(1, self.nf_config.root)
         return self._pool
 
-    def _close_pool(self) -> None:
-        from nanoframes.frames.workers import stop_pool
+    @property
+    def drawn_ahead(self) -> Any:
+        """The films queued on ``drawing_pool`` before their item's turn."""
+        if self._ahead is None:
+            from nanoframes.determinism.ahead import DrawnAhead
 
+            self._ahead = DrawnAhead()
+        return self._ahead
+
+    def _close_at_cleanup(self) -> None:
+        if not self._pool_cleanup:
+            self.config.add_cleanup(self._close_pool)
+            self._pool_cleanup = True
+
+    def _close_pool(self) -> None:
+        from nanoframes.frames.workers import shut_down, stop_pool
+
+        if self._ahead is not None:
+            self._ahead.clear()
+        if self._booting is not None:  # never taken (no item drew): stopped once up
+            booting, self._booting = self._booting, None
+            booting.add_done_callback(shut_down)
         if self._pool is not None:  # idle at a normal end; drawing if interrupted
             stop_pool(self._pool)
             self._pool = None

@@ -173,6 +173,22 @@ def test_under_the_plugin_a_crash_fails_its_item_and_the_session_goes_on(
         .replace("ThorVG crashed", "")
 
 
+def test_a_crash_in_the_film_queued_behind_another_is_that_films_alone(proj: Path) -> None:
+    """The plugin queues the next item's film while this one is judged
+    (determinism/ahead.py): b crashes while a's verdict is made, and only b fails."""
+    _record(proj)
+    out = _run(proj, [sys.executable, "-m", "pytest", "-p", "no:randomly", "-q", "-p",
+                      "no:xdist", "-p", "no:cacheprovider", "."], "draw:b.nf.svg:3:segv",
+               timeout=300)
+    text = out.stdout + out.stderr
+    assert out.returncode == 1, text
+    assert "1 failed, 3 passed" in text, text
+    assert "b.nf.svg: error[render-crashed]: ThorVG crashed (SIGSEGV) while drawing " \
+           "frame 3" in text
+    assert "a.nf.svg: error" not in text and "c.nf.svg: error" not in text
+    assert "Traceback" not in text and "Fatal Python" not in text
+
+
 TEXT_TESTS = """
 import pathlib
 

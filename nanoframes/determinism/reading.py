@@ -15,6 +15,7 @@ from collections.abc import Mapping
 from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..bake.baker import Baker
 from ..config import Config, find_project_root, load_config, relative_key
@@ -22,7 +23,7 @@ from ..errors import NanoframesError
 from ..frames import drill
 from ..frames.digest import SHORT, film_digest
 from ..frames.film import Film
-from ..frames.parallel import checked, film_readings, joined, result_of
+from ..frames.parallel import checked, film_readings, joined, result_of, submit_film
 from ..frames.source import FilmSource, as_source, baker_of
 from ..frames.store import Store
 from ..model.composition import Composition
@@ -47,6 +48,9 @@ from .verdict import (
     excused_list,
     judge,
 )
+
+if TYPE_CHECKING:
+    from .ahead import DrawnAhead
 
 # file versions (path, mtime_ns, size, inode) of a composition and its nested
 # children -> source digest. The projection is the only costly part: media and
@@ -280,16 +284,35 @@ def start_reading(path: str | Path, *, config: Config | None = None,
     )
 
 
+def queued_reading(path: str | Path, pool: Executor, **how) -> PendingReading:
+    """``start_reading``, with the film's frames queued on ``pool`` (one worker's or
+    more) before this returns; ``result()`` waits for them."""
+    pending = start_reading(path, **how)
+    film = pending._film
+    pending.attach(submit_film(film, film.indices(pending.indices), pool, 2))
+    return pending
+
+
 def read_film(path: str | Path, *, config: Config | None = None, samples: int | None = None,
               jobs: int = 1, dedup: bool = True, pool: Executor | None = None,
-              store: Path | None = None, keep_scenes: bool = False) -> Reading:
-    """Parse, identify and digest one composition (all frames, or ``samples`` of them)."""
-    pending = start_reading(path, config=config, samples=samples, dedup=dedup, store=store,
-                            keep_scenes=keep_scenes)
-    if pool is not None or jobs > 1:
-        film = pending._film
-        made = film_readings(film, pending.indices, jobs=jobs, pool=pool)
-        pending.attach([_done((made, pending.inputs))])
+              store: Path | None = None, keep_scenes: bool = False,
+              ahead: DrawnAhead | None = None, then: str | Path | None = None) -> Reading:
+    """Parse, identify and digest one composition (all frames, or ``samples`` of them).
+
+    With a ``pool`` and ``ahead``, the film may have been queued already; ``then``, the
+    film to be read next, is queued behind it before this one is awaited."""
+    how = dict(config=config, samples=samples, dedup=dedup, store=store,
+               keep_scenes=keep_scenes)
+    pending = ahead.take(path, **how) if ahead is not None else None
+    if pending is None and pool is not None:
+        pending = queued_reading(path, pool, **how)
+    elif pending is None:
+        pending = start_reading(path, **how)
+        if jobs > 1:
+            made = film_readings(pending._film, pending.indices, jobs=jobs)
+            pending.attach([_done((made, pending.inputs))])
+    if ahead is not None and pool is not None and then is not None:
+        ahead.queue(then, pool, **how)
     return pending.result()
 
 
@@ -317,10 +340,12 @@ def entry_from_reading(reading: Reading) -> Entry:
 def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger | None = None,
               samples: int | None = None, jobs: int = 1, dedup: bool = True,
               excused: Mapping[str, str] | None = None, pool: Executor | None = None,
-              store: Path | None = None, keep_scenes: bool = False
+              store: Path | None = None, keep_scenes: bool = False,
+              ahead: DrawnAhead | None = None, then: str | Path | None = None
               ) -> tuple[Verdict, Reading | None]:
     """Read ``path`` and judge it against its ledger entry (``keep_scenes``: a
-    recording's reading, whose scenes are kept in ``store``).
+    recording's reading, whose scenes are kept in ``store``; ``ahead`` and ``then``:
+    ``read_film``'s, the film checked next drawn behind this one).
 
     A composition that cannot be read or rendered is an ``error`` verdict with
     the one-line message (never excused: an exemption covers a verdict, not a
@@ -335,8 +360,11 @@ def check_one(path: str | Path, *, config: Config | None = None, ledger: Ledger 
     key = relative_key(path, config.root)
     try:
         reading = read_film(path, config=config, samples=samples, jobs=jobs, dedup=dedup,
-                            pool=pool, store=store, keep_scenes=keep_scenes)
+                            pool=pool, store=store, keep_scenes=keep_scenes, ahead=ahead,
+                            then=then)
     except NanoframesError as exc:
+        if ahead is not None:  # a crash took what was queued behind this film
+            ahead.forget_broken()
         return error(key, str(exc)), None
     reason = excuse_for(key, excused, reading.composition_id)
     # An excuse with bounds is judged by the caller, with the pixels (evidence/pixels.py).

@@ -157,6 +157,15 @@ def submit_digests(comp: FilmSource, indices: Sequence[int], pool: Executor, par
             for c in chunks(indices, parts)]
 
 
+def submit_film(film: Film, indices: Sequence[int], pool: Executor, parts: int) -> list[Future]:
+    """``submit_digests`` for an open film, with its store and scenes; its inputs are
+    taken first (what ``checked`` holds each run's result to)."""
+    film.inputs()
+    return submit_digests(film.source, indices, pool, parts, film.dedup,
+                          film.store.root if film.store is not None else None,
+                          film.keep_scenes)
+
+
 def joined(runs: Iterable[tuple[list[str], list[str]]]) -> tuple[list[str], list[str]]:
     """The (frame digests, scene digests) of consecutive runs, as one film's."""
     frames: list[str] = []
@@ -184,9 +193,7 @@ def film_readings(film: Film, indices: Sequence[int] | None = None, jobs: int = 
     film.inputs()  # before any worker reads the files
     pool = pool or worker_pool(jobs)
     try:
-        futures = submit_digests(film.source, indices, pool, 2 * max(jobs, 1), film.dedup,
-                                 film.store.root if film.store is not None else None,
-                                 film.keep_scenes)
+        futures = submit_film(film, indices, pool, 2 * max(jobs, 1))
         return joined(checked(film.inputs(), result_of(f), film.source.path) for f in futures)
     finally:
         if own:
