@@ -266,9 +266,9 @@ class State:
 
         if self._ahead is not None:
             self._ahead.clear()
-        if self._booting is not None:  # never taken (no item drew): stopped once up
+        if self._booting is not None:  # never taken (no item drew): waited for, stopped
             booting, self._booting = self._booting, None
-            booting.add_done_callback(shut_down)
+            shut_down(booting)  # a worker left booting would outlive its semaphores
         if self._pool is not None:  # idle at a normal end; drawing if interrupted
             stop_pool(self._pool)
             self._pool = None
