@@ -142,6 +142,28 @@ def test_prune_deletes_nothing_through_a_linked_store(tmp_path: Path) -> None:
     one_error(nf(root, "store", "--prune"), "store-linked")
 
 
+def test_recording_writes_nothing_through_a_linked_store_folder(tmp_path: Path) -> None:
+    """Every folder the store makes (``ab/``, ``inputs/``), committed as a link to a
+    folder outside: a recording writes nothing there, and says why."""
+    root = tmp_path / "p"
+    write_film(root, "a", folder="films")
+    (root / "pyproject.toml").write_text(
+        '[tool.nanoframes]\ncompositions = ["films/*.nf.svg"]\n')
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    store = root / ".nanoframes" / "store"
+    store.mkdir(parents=True)
+    for n in range(256):
+        (store / f"{n:02x}").symlink_to(outside)
+    (store / "inputs").symlink_to(outside)
+    done = nf(root, "digest", "--record")
+    no_traceback(done)
+    assert done.returncode == 0, done.stdout + done.stderr  # the ledger is written
+    assert "error[store-linked]" in done.stdout + done.stderr, done.stdout + done.stderr
+    assert list(outside.iterdir()) == []
+    assert (root / "tests" / "digests.json").is_file()
+
+
 # --- artifact folders -----------------------------------------------------------------
 
 @pytest.mark.parametrize("key", [

@@ -130,12 +130,7 @@ class Store:
         return self.put_png(digest, encode_png(rgba))
 
     def put_png(self, digest: str, data: bytes) -> bool:
-        try:
-            self._ignore_file()
-            write_bytes_atomic(self.path_for(digest), data, code="store-write-failed",
-                               durable=False)
-        except (NanoframesError, OSError) as exc:
-            self.write_problem = str(exc)
+        if not self._put_file(self.path_for(digest), data):
             return False
         self._known.add(digest)
         return True
@@ -190,12 +185,25 @@ class Store:
         if self.write_problem is not None:
             return False
         try:
+            linked = self._linked_folder(path)
+            if linked is not None:  # a pull request can commit one: never written through
+                raise NanoframesError("store-linked", "nothing is written through a "
+                                      "symbolic link inside the store", linked)
             self._ignore_file()
             write_bytes_atomic(path, data, code="store-write-failed", durable=False)
         except (NanoframesError, OSError) as exc:
             self.write_problem = str(exc)
             return False
         return True
+
+    def _linked_folder(self, path: Path) -> Path | None:
+        """The first folder between the store and ``path`` (``ab/``, ``inputs/KIND/``:
+        folders only nanoframes makes) that is a symbolic link, else None."""
+        folder, links = path.parent, []
+        while folder != self.root and self.root in folder.parents:
+            links.append(folder)
+            folder = folder.parent
+        return next((f for f in reversed(links) if f.is_symlink()), None)
 
     # --- reading -----------------------------------------------------------------
 
@@ -306,7 +314,9 @@ def unkept_warning(root: Path, digests: Iterable[str]) -> str | None:
     missing = store.missing(digests)
     if not missing:
         return None
-    reason = _write_probe(store)
+    linked = next(filter(None, (store._linked_folder(store.path_for(d)) for d in missing)), None)
+    reason = f"{linked}: error[store-linked]: nothing is written through a symbolic link " \
+        "inside the store" if linked is not None else _write_probe(store)
     return (f"the frame store {root} could not keep {len(missing)} of {len(digests)} "
             f"frames ({reason}); the ledger is recorded, pixel evidence for them will "
             f"be missing")
