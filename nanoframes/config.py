@@ -225,6 +225,22 @@ class Config:
         return tuple((self.root / d).resolve() for d in self.font_dirs)
 
 
+# Every key [tool.nanoframes] reads: one written otherwise would be ignored in silence.
+KEYS = ("allow-fallback", "compositions", "excused", "font-dirs", "ledger",
+        "second_opinion", "second_opinion_budget", "store")
+
+
+def _known_keys(table: dict, pyproject: Path) -> None:
+    """``config-invalid`` for a key nanoframes does not read, naming the one meant
+    where only ``-`` and ``_`` differ (the keys are spelled both ways)."""
+    for key in sorted(set(table) - set(KEYS), key=str):
+        plain = str(key).replace("_", "-")
+        meant = next((k for k in KEYS if k.replace("_", "-") == plain), None)
+        hint = f" (did you mean {meant}?)" if meant else f"; it reads {', '.join(KEYS)}"
+        raise NanoframesError("config-invalid", f"[tool.nanoframes] has no key {key!r}{hint}",
+                              pyproject)
+
+
 @cache
 def load_config(root: Path | None = None) -> Config:
     """Read ``[tool.nanoframes]`` from ``root``/pyproject.toml (defaults if absent)."""
@@ -242,6 +258,8 @@ def load_config(root: Path | None = None) -> Config:
     if not isinstance(table, dict):
         raise NanoframesError("config-invalid", "[tool] and [tool.nanoframes] must be tables",
                               pyproject)
+
+    _known_keys(table, pyproject)
 
     def str_list(key: str, default: tuple[str, ...]) -> tuple[str, ...]:
         value = table.get(key, list(default))
