@@ -10,15 +10,12 @@ recorded once for the session, copied.
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
-import shutil
 from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from filelock import FileLock
+from built_once import once
 from ledger_edit import reseal
 
 from nanoframes.determinism.identity import is_linked_part, modules_digest, toolchain_digest
@@ -93,31 +90,18 @@ def record(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     return result
 
 
-# What pytester leaves beside a project: its runs' output and base temp directories.
-_PYTESTER_OWN = shutil.ignore_patterns("stdout", "stderr", "runpytest-*")
-
-
 def recorded_project(pytester: pytest.Pytester, names=("a", "b", "c"), extra: str = "",
                      ini: str = "") -> Path:
-    """``make_project`` then ``record``, as the recording left it (ledger and store).
+    """``make_project`` then ``record``, as the recording left it (ledger and store):
+    recorded once per session for these arguments, copied after (tests/built_once.py).
+    Recording is the subject of test_plugin_record.py and test_match_passes, which
+    record their own."""
+    def build() -> None:
+        make_project(pytester, names, extra, ini)
+        record(pytester)
 
-    The first test to ask for these arguments records for real; the others, on any
-    xdist worker, get a copy: the same films recorded again draw the same bytes, and
-    a pytest run each is most of these tests' time. Recording is the subject of
-    test_plugin_record.py and test_match_passes, which record their own."""
-    key = hashlib.sha256(repr((tuple(names), extra, ini)).encode()).hexdigest()[:16]
-    base = pytester.path.parent  # this session's base temp; under xdist, the worker's
-    shared = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / f"nf-rec-{key}"
-    with FileLock(f"{shared}.lock"):
-        if shared.is_dir():
-            shutil.copytree(shared, pytester.path, dirs_exist_ok=True)
-        else:
-            make_project(pytester, names, extra, ini)
-            record(pytester)
-            partial = shared.with_name(shared.name + "-partial")
-            shutil.rmtree(partial, ignore_errors=True)
-            shutil.copytree(pytester.path, partial, ignore=_PYTESTER_OWN, symlinks=True)
-            partial.rename(shared)
+    key = f"recorded_project {tuple(names)!r} {extra!r} {ini!r}"
+    once(pytester.path, key, build, pytester.path)
     return pytester.path / "tests" / "digests.json"
 
 
