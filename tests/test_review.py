@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from built_once import once
 from scratch_project import env, nf, write_film
 from test_hints import cli_project, other_build, other_machine  # noqa: F401 - fixture
 
@@ -163,6 +164,12 @@ def test_review_what_ci_saw(tmp_path: Path, other_build: Path) -> None:  # noqa:
 def _ci_artifacts(tmp_path: Path) -> tuple[Path, Path]:
     """A recorded project, and a CI run's artifacts (with its page) of a check where
     a.nf.svg CHANGED (the same edit made here, so it is not stale)."""
+    once(tmp_path, "test_review ci artifacts", lambda: _ci_artifacts_into(tmp_path), tmp_path)
+    return tmp_path / "p", tmp_path / "ci" / "art"
+
+
+def _ci_artifacts_into(tmp_path: Path) -> None:
+    """Built once per session and copied (tests/built_once.py), with each machine's key."""
     root = cli_project(tmp_path / "p")
     assert nf(root, "digest", "--record").returncode == 0
     ci = tmp_path / "ci"
@@ -172,7 +179,6 @@ def _ci_artifacts(tmp_path: Path) -> tuple[Path, Path]:
     done = nf(ci, "digest", "--check", "films/a.nf.svg", "--artifacts", "art",
               "--html", "art/index.html")
     assert done.returncode == 1, done.stdout + done.stderr
-    return root, ci / "art"
 
 
 def test_review_shows_what_it_computed_never_the_artifacts_line(tmp_path: Path) -> None:
