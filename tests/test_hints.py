@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from built_once import once
 from ledger_edit import reseal
 from scratch_project import nf as nf_cli
 from scratch_project import write_film
@@ -143,9 +144,21 @@ def cli_project(root: Path) -> Path:
     return root
 
 
+def recorded_cli_project(tmp_path: Path) -> Path:
+    """``cli_project(tmp_path / "p")`` after ``nanoframes digest --record``: recorded once
+    per session, copied (tests/built_once.py)."""
+    root = tmp_path / "p"
+
+    def build() -> None:
+        cli_project(root)
+        assert nf_cli(root, "digest", "--record").returncode == 0
+
+    once(tmp_path, "recorded_cli_project", build, root)
+    return root
+
+
 def test_cli_drops_it_and_force_overwrites_it(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf_cli(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     (root / "films" / "b.nf.svg").unlink()
     done = nf_cli(root, "digest", "--check")
     assert "STALE films/b.nf.svg: stale, the ledger has an entry but the file is gone; " \
@@ -167,8 +180,7 @@ def test_cli_drops_it_and_force_overwrites_it(tmp_path: Path) -> None:
 
 
 def test_cli_re_records_them(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf_cli(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     ledger = root / "tests" / "digests.json"
     doc = json.loads(ledger.read_text())
     entry = doc["compositions"]["films/b.nf.svg"]

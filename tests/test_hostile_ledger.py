@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from built_once import once
 from scratch_project import nf, write_film
-from test_hints import cli_project
+from test_hints import cli_project, recorded_cli_project
 
 from nanoframes.frames.png import encode_png
 from nanoframes.keys import MAX_KEY, canonical_key, key_problem
@@ -60,10 +60,7 @@ def test_every_key_of_the_bundled_ledgers_passes() -> None:
 
 
 def _record(tmp_path: Path) -> Path:
-    """Recorded once per session, copied (tests/built_once.py): project and cache."""
-    root = tmp_path / "p"
-    once(tmp_path, "test_hostile_ledger record", lambda: _record_into(root), tmp_path)
-    return root
+    return recorded_cli_project(tmp_path)
 
 
 def _record_into(root: Path) -> None:
