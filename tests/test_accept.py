@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 from scratch_project import nf, pytest_run, write_film
-from test_hints import cli_project, other_build, other_machine  # noqa: F401 - fixture
+from test_hints import cli_project, other_build, other_machine, recorded_cli_project  # noqa: F401 - fixture
 
 PENDING = Path(".nanoframes") / "pending" / "readings.json"
 
@@ -30,8 +30,7 @@ def ok(done) -> str:
 
 
 def test_a_check_keeps_what_did_not_match_and_never_touches_the_ledger(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    ok(nf(root, "digest", "--record"))
+    root = recorded_cli_project(tmp_path)
     before = (root / "tests" / "digests.json").read_bytes()
     write_film(root, "a", "#00cc00")
     done = nf(root, "digest", "--check", "--artifacts", "art")
@@ -55,8 +54,7 @@ def test_a_check_keeps_what_did_not_match_and_never_touches_the_ledger(tmp_path:
 
 
 def test_accept_a_key_then_the_check_matches(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    ok(nf(root, "digest", "--record"))
+    root = recorded_cli_project(tmp_path)
     write_film(root, "a", "#00cc00")
     write_film(root, "b", "#00cccc")
     assert nf(root, "digest", "--check").returncode == 1
@@ -72,8 +70,7 @@ def test_accept_a_key_then_the_check_matches(tmp_path: Path) -> None:
 
 
 def test_reject_forgets_and_an_unknown_key_is_one_line(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    ok(nf(root, "digest", "--record"))
+    root = recorded_cli_project(tmp_path)
     before = (root / "tests" / "digests.json").read_bytes()
     write_film(root, "a", "#00cc00")
     nf(root, "digest", "--check")
@@ -93,8 +90,7 @@ def test_reject_forgets_and_an_unknown_key_is_one_line(tmp_path: Path) -> None:
 
 
 def test_a_regression_needs_force(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    ok(nf(root, "digest", "--record"))
+    root = recorded_cli_project(tmp_path)
     # the same build, another drawing: the same inputs drew other pixels
     done = other_machine(root, "digest", "--check")
     assert done.returncode == 1 and "REGRESSION" in done.stdout, done.stdout
@@ -145,8 +141,7 @@ def test_accept_what_ci_saw_under_another_build(tmp_path: Path, other_build: Pat
     """CI (a copy of the project, another libthorvg build that draws otherwise) checks
     with --artifacts; here, on the primary build, accept --from applies what it read
     without drawing; then CI's next check matches, and so does this machine's."""
-    root = cli_project(tmp_path / "p")
-    ok(nf(root, "digest", "--record"))
+    root = recorded_cli_project(tmp_path)
     ci = tmp_path / "ci"
     shutil.copytree(root, ci)
     runner = {"NANOFRAMES_PLATFORM": "linux-ci", "NANOFRAMES_LIBTHORVG": str(other_build)}
@@ -179,8 +174,7 @@ def test_accept_what_ci_saw_under_another_build(tmp_path: Path, other_build: Pat
 
 def edited_here_and_in_ci(tmp_path: Path) -> tuple[Path, Path]:
     """A recorded project and its copy (CI's checkout), the same edit made in both."""
-    root = cli_project(tmp_path / "p")
-    ok(nf(root, "digest", "--record"))
+    root = recorded_cli_project(tmp_path)
     ci = tmp_path / "ci"
     shutil.copytree(root, ci)
     for project in (root, ci):
@@ -225,8 +219,7 @@ def test_accepted_from_artifacts_the_scenes_come_too(tmp_path: Path) -> None:
 def test_hostile_artifacts_are_one_line(tmp_path: Path) -> None:
     """accept --from reads what a CI run (or anyone) left: a readings file nested
     100,000 deep is one line, never a RecursionError traceback."""
-    root = cli_project(tmp_path / "p")
-    ok(nf(root, "digest", "--record"))
+    root = recorded_cli_project(tmp_path)
     source = tmp_path / "deep.zip"
     with zipfile.ZipFile(source, "w", zipfile.ZIP_DEFLATED) as zf:
         zf.writestr("pending/readings.json", "[" * 100_000 + "]" * 100_000)

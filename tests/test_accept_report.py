@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 from scratch_project import nf, write_film
-from test_hints import cli_project
+from test_hints import recorded_cli_project
 
 
 def _onto_3_and_4(to_child: int, from_child: int) -> None:
@@ -91,8 +91,7 @@ def click(browser: Browser, session: str, selector: str) -> None:
 
 
 def test_tick_save_and_accept_the_list(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     write_film(root, "a", "#00cc00")
     write_film(root, "b", "#00cccc")
     assert nf(root, "digest", "--check", "--html", "report.html").returncode == 1
@@ -138,16 +137,14 @@ def test_tick_save_and_accept_the_list(tmp_path: Path) -> None:
 
 
 def test_a_page_with_nothing_pending_has_no_button(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     assert nf(root, "digest", "--check", "--html", "report.html").returncode == 0
     page = (root / "report.html").read_text()
     assert "nf-save-accept" not in page and 'class="nf-accept"' not in page
 
 
 def test_a_bad_list_is_one_line(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     write_film(root, "a", "#00cc00")
     nf(root, "digest", "--check")
     (root / "accept.json").write_text('{"accept": "films/a.nf.svg"}')

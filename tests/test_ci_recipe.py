@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from built_once import once
 from scratch_project import env, git, has_git, new_repo, nf, porcelain, pytest_run
 from switched_nudge import build, compiler
 
@@ -73,6 +74,14 @@ class Runner:
 
 
 def repository(root: Path, arc: bool = False) -> Path:
+    """Initialised, recorded and committed once per session, copied (tests/built_once.py);
+    ``root``: a folder of the test's tmp_path."""
+    once(root.parent, f"test_ci_recipe repository arc={arc}", lambda: _repository(root, arc),
+         root)
+    return root
+
+
+def _repository(root: Path, arc: bool) -> None:
     root = new_repo(root, pyproject=PYPROJECT)
     if arc:
         (root / "films" / "arc.nf.svg").write_text(ARC)
@@ -83,7 +92,6 @@ def repository(root: Path, arc: bool = False) -> Path:
     assert recorded.returncode == 0, recorded.stdout
     git(root, "add", "-A")
     git(root, "commit", "-qm", "nanoframes")
-    return root
 
 
 def run_job(origin: Path, where: Path, ref: str, event: str, cache: Path, *,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from built_once import once
 from scratch_project import has_git, new_repo, nf, pytest_run
 
 from nanoframes.frames import drill
@@ -26,11 +27,17 @@ def files_under(path: Path) -> dict[str, bytes]:
 
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
-    root = new_repo(tmp_path / "films")
+    """Initialised and recorded once per session, copied for each test."""
+    root = tmp_path / "films"
+    once(tmp_path, "test_drill project", lambda: _build(root), root)
+    return root
+
+
+def _build(root: Path) -> None:
+    new_repo(root)
     assert nf(root, "init").returncode == 0
     done = pytest_run(root, "--nf-record")
     assert done.returncode == 0, done.stdout
-    return root
 
 
 def test_the_drill_names_films_by_key_name_or_stem() -> None:

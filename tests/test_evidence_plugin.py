@@ -11,6 +11,7 @@ import json
 from pathlib import Path
 
 import pytest
+from built_once import once
 
 PYPROJECT = """\
 [tool.nanoframes]
@@ -54,13 +55,18 @@ def tree(root: Path) -> dict[str, bytes]:
 @pytest.fixture
 def edited(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv("NANOFRAMES_STORE", raising=False)
-    root = project(pytester)
-    result = run(pytester, "--nf-record")
-    assert result.ret == 0, result.stdout.str()
+    root = pytester.path
+    once(root, "test_evidence_plugin recorded", lambda: _record(pytester), root)
     assert list((root / ".nanoframes" / "store").glob("*/*.png"))
     for name, fill in (("a", "#21a040"), ("b", "#a02041")):  # two drawn edits, ±1/255
         (root / "examples" / f"{name}.nf.svg").write_text(composition(fill))
     return root
+
+
+def _record(pytester: pytest.Pytester) -> None:
+    project(pytester)
+    result = run(pytester, "--nf-record")
+    assert result.ret == 0, result.stdout.str()
 
 
 def test_check_carries_numbers_and_xdist_writes_the_same_files(pytester, edited):

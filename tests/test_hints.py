@@ -19,10 +19,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from built_once import once
 from ledger_edit import reseal
 from scratch_project import nf as nf_cli
 from scratch_project import write_film
-from test_plugin import make_project, outcomes, record, run, tamper, write
+from test_plugin import make_project, outcomes, record, recorded_project, run, tamper, write
 from test_strict_edits import upgraded
 
 from nanoframes.engine.library import library_path
@@ -49,8 +50,7 @@ def follow_pytest(pytester: pytest.Pytester, argv: list[str]) -> pytest.RunResul
 
 
 def test_if_intended_after_a_regression(pytester: pytest.Pytester) -> None:
-    ledger = make_project(pytester, names=("a", "b"))
-    record(pytester)
+    ledger = recorded_project(pytester, names=("a", "b"))
     tamper(ledger, "examples/b.nf.svg")
     result = run(pytester, "--nf-check")
     assert outcomes(result) == {"failed": 1, "passed": 2}
@@ -90,8 +90,7 @@ def test_if_intended_of_nf_check_after_an_upgrade(pytester: pytest.Pytester) -> 
 
 
 def test_if_intended_of_nf_check_for_an_absent_entry(pytester: pytest.Pytester) -> None:
-    make_project(pytester, names=("a", "b"))
-    record(pytester)
+    recorded_project(pytester, names=("a", "b"))
     (pytester.path / "tests" / "test_films.py").write_text(TEST_FILE)
     result = run(pytester, "--nf-check")
     argv = hint(result.stdout.str(), "if intended: ")
@@ -102,8 +101,7 @@ def test_if_intended_of_nf_check_for_an_absent_entry(pytester: pytest.Pytester) 
 
 
 def test_re_records_them_after_mixed_toolchains(pytester: pytest.Pytester) -> None:
-    ledger = make_project(pytester, names=("a", "b"))
-    record(pytester)
+    ledger = recorded_project(pytester, names=("a", "b"))
     doc = json.loads(ledger.read_text())
     entry = doc["compositions"]["examples/b.nf.svg"]
     entry["identity"]["toolchain"] = "1" * 64
@@ -120,8 +118,7 @@ def test_re_records_them_after_mixed_toolchains(pytester: pytest.Pytester) -> No
 
 def test_drops_it_and_record_with(pytester: pytest.Pytester) -> None:
     """A composition gone (stale) and one new (absent): the ledger item's hints."""
-    make_project(pytester, names=("a", "b"))
-    record(pytester)
+    recorded_project(pytester, names=("a", "b"))
     (pytester.path / "examples" / "b.nf.svg").unlink()
     write(pytester, "c")
     result = run(pytester, "--nf-check")
@@ -147,9 +144,21 @@ def cli_project(root: Path) -> Path:
     return root
 
 
+def recorded_cli_project(tmp_path: Path) -> Path:
+    """``cli_project(tmp_path / "p")`` after ``nanoframes digest --record``: recorded once
+    per session, copied (tests/built_once.py)."""
+    root = tmp_path / "p"
+
+    def build() -> None:
+        cli_project(root)
+        assert nf_cli(root, "digest", "--record").returncode == 0
+
+    once(tmp_path, "recorded_cli_project", build, root)
+    return root
+
+
 def test_cli_drops_it_and_force_overwrites_it(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf_cli(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     (root / "films" / "b.nf.svg").unlink()
     done = nf_cli(root, "digest", "--check")
     assert "STALE films/b.nf.svg: stale, the ledger has an entry but the file is gone; " \
@@ -171,8 +180,7 @@ def test_cli_drops_it_and_force_overwrites_it(tmp_path: Path) -> None:
 
 
 def test_cli_re_records_them(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf_cli(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     ledger = root / "tests" / "digests.json"
     doc = json.loads(ledger.read_text())
     entry = doc["compositions"]["films/b.nf.svg"]

@@ -13,8 +13,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from built_once import once
 from scratch_project import nf, write_film
-from test_hints import cli_project
+from test_hints import cli_project, recorded_cli_project
 
 from nanoframes.frames.png import encode_png
 from nanoframes.keys import MAX_KEY, canonical_key, key_problem
@@ -59,9 +60,12 @@ def test_every_key_of_the_bundled_ledgers_passes() -> None:
 
 
 def _record(tmp_path: Path) -> Path:
-    root = cli_project(tmp_path / "p")
+    return recorded_cli_project(tmp_path)
+
+
+def _record_into(root: Path) -> None:
+    cli_project(root)
     assert nf(root, "digest", "--record").returncode == 0
-    return root
 
 
 @pytest.mark.parametrize("key", ["../../etc/hostname", "films/a\x00.nf.svg",
@@ -91,13 +95,20 @@ def test_a_file_name_that_is_not_utf8_is_one_line_and_the_ledger_is_kept(
 
 
 def _artifacts(tmp_path: Path) -> tuple[Path, Path]:
-    root = _record(tmp_path)
+    """Built once per session, copied: the projects, their caches (each machine's
+    key) and the CI project's artifacts."""
+    once(tmp_path, "test_hostile_ledger artifacts", lambda: _artifacts_into(tmp_path), tmp_path)
+    return tmp_path / "p", tmp_path / "ci" / "art"
+
+
+def _artifacts_into(tmp_path: Path) -> None:
+    root = tmp_path / "p"
+    _record_into(root)
     ci = tmp_path / "ci"
     shutil.copytree(root, ci)
     for project in (ci, root):
         write_film(project, "a", "#00cc00")
     assert nf(ci, "digest", "--check", "--artifacts", "art").returncode == 1
-    return root, ci / "art"
 
 
 def _edit(art: Path, edit) -> None:

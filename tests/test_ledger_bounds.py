@@ -14,6 +14,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from built_once import once
 from launched import nanoframes_capped
 from test_plugin import assert_no_traceback, make_project
 
@@ -39,12 +40,17 @@ def one_error(proc: subprocess.CompletedProcess, code: str) -> str:
 
 @pytest.fixture
 def project(pytester: pytest.Pytester) -> Path:
+    """Recorded once per session, copied for each test."""
+    once(pytester.path, "test_ledger_bounds project", lambda: _record(pytester), pytester.path)
+    return pytester.path
+
+
+def _record(pytester: pytest.Pytester) -> None:
     ledger = make_project(pytester, names=("a", "b"))
     assert nf(pytester.path, "digest", "--record").returncode == 0
     doc = json.loads(ledger.read_text())
     doc["compositions"][TEST_KEY] = doc["compositions"][KEY]  # as nf.check records
     ledger.write_text(json.dumps(doc, indent=2, sort_keys=True) + "\n")
-    return pytester.path
 
 
 def test_a_fifo_ledger_is_refused_even_with_force(project: Path) -> None:

@@ -16,7 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from test_plugin import assert_no_traceback, make_project, write
+from test_plugin import assert_no_traceback, make_project, recorded_project, write
 
 ERRNO = {"immutable-file": "Operation not permitted", "immutable-dir": "Operation not permitted",
          "full-disk": "No space left on device"}
@@ -120,8 +120,7 @@ def test_a_directory_where_the_ledger_should_be(pytester: pytest.Pytester) -> No
 
 @pytest.mark.parametrize("kind", list(ERRNO))
 def test_pytest_ledger_write_failure_fails_the_run(pytester: pytest.Pytester, kind: str) -> None:
-    ledger = make_project(pytester, names=("a",))
-    assert pytester.runpytest_subprocess("--nf-record").ret == 0
+    ledger = recorded_project(pytester, names=("a",))
     old = ledger.read_bytes()
     write(pytester, "b")
     with fault(kind, ledger):
@@ -136,8 +135,7 @@ def test_pytest_ledger_write_failure_fails_the_run(pytester: pytest.Pytester, ki
 
 
 def test_a_ledger_corrupted_in_teardown_fails_the_run(pytester: pytest.Pytester) -> None:
-    ledger = make_project(pytester, names=("a",))
-    assert pytester.runpytest_subprocess("--nf-record").ret == 0
+    ledger = recorded_project(pytester, names=("a",))
     pytester.makeconftest(f"""
         import pytest
         @pytest.fixture(autouse=True, scope="session")
@@ -157,8 +155,7 @@ def test_a_ledger_corrupted_in_teardown_fails_the_run(pytester: pytest.Pytester)
 
 @pytest.mark.parametrize("kind", ["immutable-dir", "full-disk"])
 def test_pytest_report_write_failure_fails_the_run(pytester: pytest.Pytester, kind: str) -> None:
-    make_project(pytester, names=("a",))
-    assert pytester.runpytest_subprocess("--nf-record").ret == 0
+    recorded_project(pytester, names=("a",))
     out = pytester.path / "out"
     out.mkdir()
     report = out / "report.json"

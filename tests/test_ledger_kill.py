@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 import pytest
+from built_once import once
 
 from nanoframes.determinism.ledger import Ledger, read_ledger, write_ledger
 from nanoframes.errors import NanoframesError
@@ -81,8 +82,14 @@ def run(argv: list[str], root: Path) -> subprocess.CompletedProcess[str]:
 @pytest.fixture
 def project(tmp_path: Path) -> Path:
     """Four compositions with a valid ledger recorded from a first version of them;
-    then the compositions change, so a record writes a different ledger."""
+    then the compositions change, so a record writes a different ledger. Recorded
+    once per session, copied for each test."""
     root = tmp_path / "project"
+    once(tmp_path, "test_ledger_kill project", lambda: _build_project(root), root)
+    return root
+
+
+def _build_project(root: Path) -> None:
     (root / "comps").mkdir(parents=True)
     (root / "pyproject.toml").write_text(PYPROJECT)
     for i in range(1, 5):
@@ -91,7 +98,6 @@ def project(tmp_path: Path) -> Path:
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for i in range(1, 5):
         (root / "comps" / f"c{i}.nf.svg").write_text(composition(i, "#cc6633"))
-    return root
 
 
 def ledger_of(root: Path) -> Path:

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from built_once import once
 from ledger_edit import reseal
 from test_plugin import assert_no_traceback, make_project, write
 
@@ -63,9 +64,16 @@ def test_merge_by_key_table() -> None:
 def repo(pytester: pytest.Pytester) -> Path:
     """A git repository whose ledger records a, b; branch ``other`` adds c, ``main``
     adds d and updates a: git's line merge conflicts (both add after b), a merge by
-    key does not."""
+    key does not. Built once per session (three recordings), copied for each test."""
     root = pytester.path
-    ledger = make_project(pytester, names=("a", "b"))
+    once(root, "test_ledger_merge repo", lambda: _build_repo(pytester), root)
+    assert (root / "tests" / "digests.json").exists()
+    return root
+
+
+def _build_repo(pytester: pytest.Pytester) -> None:
+    root = pytester.path
+    make_project(pytester, names=("a", "b"))
     (root / ".gitattributes").write_text("tests/digests.json merge=nanoframes\n")
     (root / ".gitignore").write_text(".nanoframes/\n")
     assert nf(root, "digest", "--record").returncode == 0
@@ -83,8 +91,6 @@ def repo(pytester: pytest.Pytester) -> Path:
     assert nf(root, "digest", "--record").returncode == 0
     git(root, "add", "-A")
     git(root, "commit", "-qm", "main")
-    assert ledger.exists()
-    return root
 
 
 def test_git_merge_with_the_driver_merges_by_key(repo: Path) -> None:

@@ -19,6 +19,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from built_once import once
 
 from nanoframes.determinism.identity import is_linked_part, part_names, toolchain_parts
 from nanoframes.determinism.ledger import Entry
@@ -148,10 +149,16 @@ def _digest(root: Path, *args: str, env: dict[str, str] | None = None):
 
 @pytest.fixture
 def recorded(tmp_path: Path) -> Path:
-    root = _project(tmp_path / "p")
+    """Recorded once per session, copied for each test."""
+    root = tmp_path / "p"
+    once(tmp_path, "test_linked recorded", lambda: _record(root), root)
+    return root
+
+
+def _record(root: Path) -> None:
+    _project(root)
     result = _digest(root, "--record")
     assert result.returncode == 0, result.stderr
-    return root
 
 
 @linux

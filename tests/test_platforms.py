@@ -20,7 +20,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from test_plugin import make_project, outcomes, record, run
+from test_plugin import make_project, outcomes, record, recorded_project, run
 
 from nanoframes.cli import main
 from nanoframes.config import load_config
@@ -456,8 +456,7 @@ def test_a_bad_bound_is_a_configuration_error(proj: Path, capsys) -> None:
 # under two ThorVG builds.
 def test_the_plugin_records_and_judges_platform_entries(pytester: pytest.Pytester,
                                                         monkeypatch, other_build: Path) -> None:
-    make_project(pytester, names=("a",))
-    record(pytester)
+    recorded_project(pytester, names=("a",))
     monkeypatch.setenv("NANOFRAMES_LIBTHORVG", str(other_build))
     monkeypatch.setenv("NANOFRAMES_PLATFORM", "ci-box")
     result = record(pytester, "--nf-platform")  # the same pixels: nothing to record

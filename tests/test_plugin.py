@@ -3,7 +3,9 @@
 Each test builds a tiny project (64x64 compositions of 4 frames) in the
 pytester directory. Each outcome is tested serially; one project holding every
 outcome is checked serially and under ``-n 2`` and must give the same outcomes,
-lines and report (an xdist run per outcome would only repeat that).
+lines and report (an xdist run per outcome would only repeat that). A test whose
+subject is not the recording starts from ``recorded_project``: the same films
+recorded once for the session, copied.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
+from built_once import once
 from ledger_edit import reseal
 
 from nanoframes.determinism.identity import is_linked_part, modules_digest, toolchain_digest
@@ -85,6 +88,21 @@ def record(pytester: pytest.Pytester, *args: str) -> pytest.RunResult:
     result = run(pytester, "--nf-record", *args)
     assert result.ret == 0, result.stdout.str()
     return result
+
+
+def recorded_project(pytester: pytest.Pytester, names=("a", "b", "c"), extra: str = "",
+                     ini: str = "") -> Path:
+    """``make_project`` then ``record``, as the recording left it (ledger and store):
+    recorded once per session for these arguments, copied after (tests/built_once.py).
+    Recording is the subject of test_plugin_record.py and test_match_passes, which
+    record their own."""
+    def build() -> None:
+        make_project(pytester, names, extra, ini)
+        record(pytester)
+
+    key = f"recorded_project {tuple(names)!r} {extra!r} {ini!r}"
+    once(pytester.path, key, build, pytester.path)
+    return pytester.path / "tests" / "digests.json"
 
 
 def outcomes(result: pytest.RunResult) -> dict[str, int]:
@@ -193,8 +211,7 @@ def test_absent_fails_telling_to_record(pytester: pytest.Pytester, ) -> None:
 
 
 def test_changed_xfails_with_reasons(pytester: pytest.Pytester, ) -> None:
-    make_project(pytester)
-    record(pytester)
+    recorded_project(pytester)
     write(pytester, "b", fill="#00ff00")
     result = run(pytester, "--nf-check", "-rx")
     result.assert_outcomes(passed=3, xfailed=1)
@@ -203,8 +220,7 @@ def test_changed_xfails_with_reasons(pytester: pytest.Pytester, ) -> None:
 
 
 def test_changed_fails_under_strict(pytester: pytest.Pytester, ) -> None:
-    make_project(pytester)
-    record(pytester)
+    recorded_project(pytester)
     write(pytester, "b", fill="#00ff00")
     result = run(pytester, "--nf-check", "--nf-strict")
     result.assert_outcomes(passed=3, failed=1)
@@ -220,8 +236,7 @@ def test_strict_in_ini(pytester: pytest.Pytester) -> None:
 
 
 def test_regression_fails_naming_frames(pytester: pytest.Pytester, ) -> None:
-    ledger = make_project(pytester)
-    record(pytester)
+    ledger = recorded_project(pytester)
     tamper(ledger, "examples/a.nf.svg", frame=2)
     result = run(pytester, "--nf-check")
     result.stdout.fnmatch_lines([  # first: on a mismatch, this shows the whole output
@@ -235,8 +250,7 @@ def test_regression_fails_naming_frames(pytester: pytest.Pytester, ) -> None:
 
 
 def test_bad_composition_fails_with_one_line(pytester: pytest.Pytester) -> None:
-    make_project(pytester, names=("a",))
-    record(pytester)
+    recorded_project(pytester, names=("a",))
     (pytester.path / "examples" / "bad.nf.svg").write_text("<svg data-width='64'>\n")
     result = run(pytester, "--nf-check", "examples")
     result.assert_outcomes(passed=1, failed=1)
@@ -260,8 +274,7 @@ def test_excused_has_its_own_status(pytester: pytest.Pytester, ) -> None:
 
 def test_excused_match_is_reported(pytester: pytest.Pytester,
                                    monkeypatch: pytest.MonkeyPatch) -> None:
-    make_project(pytester)
-    record(pytester)
+    recorded_project(pytester)
     monkeypatch.setenv("EXCUSED_COMPOSITIONS", "a c.nf.svg")
     result = run(pytester, "--nf-check", "-v")
     assert result.ret == 0
@@ -304,8 +317,7 @@ def test_every_outcome_is_the_same_serially_and_under_xdist(
 
 
 def test_ledger_item_reports_stale_and_missing(pytester: pytest.Pytester) -> None:
-    make_project(pytester)
-    record(pytester)
+    recorded_project(pytester)
     (pytester.path / "examples" / "b.nf.svg").unlink()
     write(pytester, "d")
     result = run(pytester, "--nf-check", "tests/digests.json", "examples")
@@ -329,8 +341,7 @@ def test_ledger_item_reports_stale_and_missing(pytester: pytest.Pytester) -> Non
 
 
 def test_ledger_item_wants_one_toolchain(pytester: pytest.Pytester) -> None:
-    ledger = make_project(pytester)
-    record(pytester)
+    ledger = recorded_project(pytester)
     doc = json.loads(ledger.read_text())
     entry = doc["compositions"]["examples/c.nf.svg"]
     entry["identity"]["toolchain"] = "1" * 64
@@ -344,8 +355,7 @@ def test_ledger_item_wants_one_toolchain(pytester: pytest.Pytester) -> None:
 
 
 def test_ledger_item_refuses_an_entry_without_its_inputs(pytester: pytest.Pytester) -> None:
-    ledger = make_project(pytester, names=("a",))
-    record(pytester)
+    ledger = recorded_project(pytester, names=("a",))
     doc = json.loads(ledger.read_text())
     del doc["compositions"]["examples/a.nf.svg"]["identity"]["fonts"]
     ledger.write_text(json.dumps(doc, indent=2))
@@ -360,8 +370,7 @@ def test_ledger_item_refuses_an_entry_without_its_inputs(pytester: pytest.Pytest
 
 
 def test_junit_xml_carries_properties(pytester: pytest.Pytester) -> None:
-    make_project(pytester, names=("a", "b"))
-    record(pytester)
+    recorded_project(pytester, names=("a", "b"))
     write(pytester, "b", fill="#00ff00")
     run(pytester, "--nf-check", "--junitxml=junit.xml")
     tree = ElementTree.parse(pytester.path / "junit.xml")
@@ -376,8 +385,7 @@ def test_junit_xml_carries_properties(pytester: pytest.Pytester) -> None:
 
 
 def test_json_report_lists_every_verdict(pytester: pytest.Pytester) -> None:
-    ledger = make_project(pytester)
-    record(pytester)
+    ledger = recorded_project(pytester)
     write(pytester, "b", fill="#00ff00")
     tamper(ledger, "examples/c.nf.svg", frame=0)
     run(pytester, "--nf-check", "--nf-report", "out/report.json")

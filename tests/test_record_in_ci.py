@@ -12,7 +12,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from test_plugin import make_project, record
+from test_plugin import make_project, record, recorded_project
 
 from nanoframes.determinism.policy import ci_is_set
 
@@ -69,8 +69,7 @@ def test_plugin_refuses_to_record_in_ci_unless_asked(pytester: pytest.Pytester, 
 
 def test_no_empty_nanoframes_section(pytester: pytest.Pytester, monkeypatch) -> None:
     monkeypatch.delenv("EXCUSED_COMPOSITIONS", raising=False)
-    make_project(pytester, names=("a", "b"))
-    record(pytester)
+    recorded_project(pytester, names=("a", "b"))
     clean = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--nf-check")
     clean.assert_outcomes(passed=3)
     (pytester.path / "examples" / "c.nf.svg").write_text(

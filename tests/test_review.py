@@ -12,8 +12,9 @@ from pathlib import Path
 
 import pexpect
 import pytest
+from built_once import once
 from scratch_project import env, nf, write_film
-from test_hints import cli_project, other_build, other_machine  # noqa: F401 - fixture
+from test_hints import cli_project, other_build, other_machine, recorded_cli_project  # noqa: F401 - fixture
 
 CHOICES = r"\[q\]uit\? "
 
@@ -41,8 +42,7 @@ def pending(root: Path) -> dict:
 
 
 def test_accept_one_reject_one_open_the_report(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     write_film(root, "a", "#00cc00")
     write_film(root, "b", "#00cccc")
     assert nf(root, "digest", "--check", "--html", "report.html").returncode == 1
@@ -82,8 +82,7 @@ def test_accept_one_reject_one_open_the_report(tmp_path: Path) -> None:
 
 
 def test_a_regression_asks_twice(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     before = entries(root)["films/a.nf.svg"]["digest"]
     done = other_machine(root, "digest", "--check", "films/a.nf.svg")
     assert "REGRESSION" in done.stdout, done.stdout
@@ -108,8 +107,7 @@ def test_a_regression_asks_twice(tmp_path: Path) -> None:
 
 def test_another_toolchain_offers_a_platform_entry(tmp_path: Path,
                                                    other_build: Path) -> None:  # noqa: F811
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     two = {"NANOFRAMES_PLATFORM": "linux-two", "NANOFRAMES_LIBTHORVG": str(other_build)}
     done = other_machine(root, "digest", "--check", "films/a.nf.svg", **two)
     assert "CHANGED films/a.nf.svg" in done.stdout and "toolchain" in done.stdout, done.stdout
@@ -140,8 +138,7 @@ def _no_ci(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_review_what_ci_saw(tmp_path: Path, other_build: Path) -> None:  # noqa: F811
     """review --from a CI run's artifacts: shown, accepted as the runner's platform
     entry; the artifacts and this clone's own pending readings stay as they were."""
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     ci = tmp_path / "ci"
     shutil.copytree(root, ci)
     runner = {"NANOFRAMES_PLATFORM": "linux-ci", "NANOFRAMES_LIBTHORVG": str(other_build)}
@@ -163,6 +160,12 @@ def test_review_what_ci_saw(tmp_path: Path, other_build: Path) -> None:  # noqa:
 def _ci_artifacts(tmp_path: Path) -> tuple[Path, Path]:
     """A recorded project, and a CI run's artifacts (with its page) of a check where
     a.nf.svg CHANGED (the same edit made here, so it is not stale)."""
+    once(tmp_path, "test_review ci artifacts", lambda: _ci_artifacts_into(tmp_path), tmp_path)
+    return tmp_path / "p", tmp_path / "ci" / "art"
+
+
+def _ci_artifacts_into(tmp_path: Path) -> None:
+    """Built once per session and copied (tests/built_once.py), with each machine's key."""
     root = cli_project(tmp_path / "p")
     assert nf(root, "digest", "--record").returncode == 0
     ci = tmp_path / "ci"
@@ -172,7 +175,6 @@ def _ci_artifacts(tmp_path: Path) -> tuple[Path, Path]:
     done = nf(ci, "digest", "--check", "films/a.nf.svg", "--artifacts", "art",
               "--html", "art/index.html")
     assert done.returncode == 1, done.stdout + done.stderr
-    return root, ci / "art"
 
 
 def test_review_shows_what_it_computed_never_the_artifacts_line(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from built_once import once
 from test_linked import NUDGE
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -89,10 +90,16 @@ def nudge(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def recorded(tmp_path: Path) -> Path:
-    root = project(tmp_path / "p")
+    """Recorded once per session, copied for each test."""
+    root = tmp_path / "p"
+    once(tmp_path, "test_scene_cases recorded", lambda: _record(root), root)
+    return root
+
+
+def _record(root: Path) -> None:
+    project(root)
     done = digest(root, "--record", "-j", "1")
     assert done.returncode == 0, done.stderr
-    return root
 
 
 def test_an_edit_to_nanoframes_own_bake_is_a_different_scene(recorded: Path,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from scratch_project import NANOFRAMES, PYTEST, env, nf, write_film
-from test_hints import cli_project
+from test_hints import cli_project, recorded_cli_project
 
 from nanoframes.shown import ShownStream, shown
 
@@ -57,8 +57,7 @@ def test_shown_makes_every_control_visible() -> None:
 
 
 def test_a_ledger_key_with_escapes(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     path = root / "tests" / "digests.json"
     doc = json.loads(path.read_text())
     entry = doc["compositions"]["films/b.nf.svg"]
@@ -105,8 +104,7 @@ def test_a_face_family_name_with_escapes(tmp_path: Path) -> None:
 
 def _artifacts(tmp_path: Path) -> tuple[Path, Path]:
     """A project recorded, and a CI run's artifacts of a check where a.nf.svg CHANGED."""
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     ci = tmp_path / "ci"
     shutil.copytree(root, ci)
     write_film(ci, "a", "#00cc00")
@@ -161,8 +159,7 @@ def test_a_tar_member_name_with_escapes(tmp_path: Path) -> None:
 
 
 def test_the_plugin_shows_a_hostile_ledger_key_harmlessly(tmp_path: Path) -> None:
-    root = cli_project(tmp_path / "p")
-    assert nf(root, "digest", "--record").returncode == 0
+    root = recorded_cli_project(tmp_path)
     path = root / "tests" / "digests.json"
     doc = json.loads(path.read_text())
     doc["compositions"][f"films/{TITLE}.nf.svg"] = doc["compositions"]["films/b.nf.svg"]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 from ledger_edit import reseal
-from test_plugin import make_project, outcomes, record, run, tamper, write
+from test_plugin import make_project, outcomes, recorded_project, run, tamper, write
 
 from nanoframes.determinism.accept import is_edit, strict_fails, strictness
 from nanoframes.determinism.identity import toolchain_digest
@@ -46,16 +46,14 @@ def upgraded(ledger: Path, moved: str) -> None:
 
 
 def defaults_project(pytester: pytest.Pytester, ini: str = "") -> Path:
-    ledger = make_project(pytester, names=("a", "b", "c"), ini=ini)
-    record(pytester)
+    ledger = recorded_project(pytester, names=("a", "b", "c"), ini=ini)
     tamper(ledger, "examples/c.nf.svg")  # c: a regression (same inputs, other pixels)
     write(pytester, "a", fill="#00ff00")  # a: an edit nobody re-recorded; b: a match
     return ledger
 
 
 def upgrade_project(pytester: pytest.Pytester, ini: str = "") -> Path:
-    ledger = make_project(pytester, names=("a", "b", "c"), ini=ini)
-    record(pytester)
+    ledger = recorded_project(pytester, names=("a", "b", "c"), ini=ini)
     upgraded(ledger, "examples/b.nf.svg")  # b: its pixels moved with the toolchain
     write(pytester, "a", fill="#00ff00")   # a: an edit too; c: same pixels, inputs moved
     return ledger
@@ -138,8 +136,7 @@ def test_the_summary_counts_verdicts_and_names_the_command_that_accepts(
 
 
 def test_a_plain_match_has_no_section(pytester: pytest.Pytester) -> None:
-    make_project(pytester, names=("a", "b"))
-    record(pytester)
+    recorded_project(pytester, names=("a", "b"))
     result = run(pytester, "--nf-check")
     assert outcomes(result) == {"passed": 3}
     assert "= nanoframes =" not in result.stdout.str()
