@@ -236,7 +236,12 @@ def _known_keys(table: dict, pyproject: Path) -> None:
     for key in sorted(set(table) - set(KEYS), key=str):
         plain = str(key).replace("_", "-")
         meant = next((k for k in KEYS if k.replace("_", "-") == plain), None)
-        hint = f" (did you mean {meant}?)" if meant else f"; it reads {', '.join(KEYS)}"
+        if meant:
+            hint = f" (did you mean {meant}?)"
+        elif plain.startswith("nf-"):  # the plugin's ini settings: nf_check, nf_strict, ...
+            hint = " (a pytest setting: it goes in [tool.pytest.ini_options])"
+        else:
+            hint = f"; it reads {', '.join(KEYS)}"
         raise NanoframesError("config-invalid", f"[tool.nanoframes] has no key {key!r}{hint}",
                               pyproject)
 

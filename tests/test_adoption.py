@@ -20,7 +20,7 @@ compositions = ["films/**/*.nf.svg"]
 
 
 def test_recording_leaves_only_the_ledger_for_git(tmp_path: Path) -> None:
-    root = new_repo(tmp_path / "proj", pyproject=CONFIGURED + "nf_check = true\n")
+    root = new_repo(tmp_path / "proj", pyproject=CONFIGURED)
     done = nf(root, "digest", "--all", "--record")
     assert done.returncode == 0, done.stdout + done.stderr
     # The lock and the frame store went to .nanoframes/, which ignores itself.

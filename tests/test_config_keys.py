@@ -41,6 +41,13 @@ def test_an_unknown_key_lists_the_keys_read(tmp_path: Path) -> None:
     assert "no key 'samples'; it reads " + ", ".join(KEYS) in str(caught.value)
 
 
+def test_a_pytest_setting_says_where_it_goes(tmp_path: Path) -> None:
+    with pytest.raises(NanoframesError) as caught:
+        load_config(_project(tmp_path, "nf_check = true"))
+    assert "no key 'nf_check' (a pytest setting: it goes in [tool.pytest.ini_options])" \
+        in str(caught.value)
+
+
 def test_every_key_read_is_accepted(tmp_path: Path) -> None:
     config = load_config(_project(tmp_path, "\n".join([
         "allow-fallback = true", "compositions = ['*.nf.svg']", "font-dirs = ['fonts']",
