@@ -111,6 +111,7 @@ def test_drawn(nf):
 """
 
 
+# Over 10 s at times: three pytest runs and two accepts, each a fresh process.
 def test_the_plugin_keeps_pending_readings(tmp_path: Path) -> None:
     """pytest --nf-check keeps collected files' and nf.check's readings alike."""
     root = cli_project(tmp_path / "p")

@@ -155,7 +155,7 @@ def test_a_crash_record_says_where_and_only_a_report_makes_a_crash(tmp_path: Pat
         "the renderer's process crashed (SIGABRT) after drawing frame 4"
 
 
-# Over 10 s with -n 2: pytest and its workers start in fresh processes, and the
+# Slow with -n 2: pytest and its workers start in fresh processes, and the
 # crashed drawing worker is started again.
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
 def test_under_the_plugin_a_crash_fails_its_item_and_the_session_goes_on(
@@ -205,7 +205,7 @@ def test_after(nf):  # two frames: no frame 3 to crash on
 """
 
 
-# Over 10 s with -n 2: as above, for compositions built from text.
+# Slow with -n 2: as above, for compositions built from text.
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]])
 def test_a_crash_in_a_test_built_composition_fails_that_test_only(
         proj: Path, xdist: list[str]) -> None:

@@ -129,7 +129,7 @@ def doc(root: Path) -> dict:
 
 # --- a second toolchain: match, a platform entry, a regression against it --------------
 
-# Over 10 s: nine commands in fresh processes, each drawing, under two ThorVG builds.
+# Slow: nine commands in fresh processes, each drawing, under two ThorVG builds.
 def test_a_platform_entry_judges_its_own_toolchain(proj: Path, other_build: Path) -> None:
     tag = platform_tag()
     assert cli(proj, "--record")[0] == 0
@@ -452,7 +452,7 @@ def test_a_bad_bound_is_a_configuration_error(proj: Path, capsys) -> None:
 
 # --- the pytest plugin: --nf-platform, and the excused outcome with its numbers -------
 
-# Over 10 s: pytest runs of the plugin in fresh processes, recording and checking
+# Slow: pytest runs of the plugin in fresh processes, recording and checking
 # under two ThorVG builds.
 def test_the_plugin_records_and_judges_platform_entries(pytester: pytest.Pytester,
                                                         monkeypatch, other_build: Path) -> None:

@@ -259,6 +259,7 @@ def test_editing_data_is_changed_but_a_moved_digest_is_a_regression(
                                  "1 of 2 frames differ: 1"])
 
 
+# Over 10 s: seven pytest runs of one project, each a fresh process.
 def test_a_gone_test_is_stale_only_when_every_test_ran(pytester: pytest.Pytester) -> None:
     ledger = make_project(pytester)
     record(pytester)

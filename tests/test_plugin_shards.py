@@ -27,7 +27,7 @@ def verdicts(pytester: pytest.Pytester, report: str) -> dict[str, tuple]:
     return {v["key"]: (v["verdict"], v["outcome"], v["digest"]) for v in data["verdicts"]}
 
 
-# Over 10 s: a sharded check is pytest started once per shard plus the unsplit run
+# Slow: a sharded check is pytest started once per shard plus the unsplit run
 # (pytest-split runs in fresh processes); the films are 4 frames of 40×24, so the
 # time is start-up (decision 0116 keeps it from recompiling plugins each time).
 @pytest.mark.parametrize("splits", [2, 3])
@@ -59,7 +59,7 @@ def test_shards_cover_every_composition_with_the_unsplit_verdicts(
     assert sorted(seen) == sorted(unsplit)  # every composition, each in exactly one shard
 
 
-# Over 10 s: five pytest processes (record, each shard, the unsplit recording).
+# Slow: five pytest processes (record, each shard, the unsplit recording).
 def test_recording_shards_merge_into_the_ledger_one_run_writes(
         pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     """Each shard records into its own copy of the committed ledger; ``nanoframes

@@ -176,7 +176,8 @@ def arm64_dir() -> Path:
     return where
 
 
-# Over 10 s: a film drawn under emulated arm64 (qemu-user is 8-14x slower than native).
+# Slow: a film drawn under emulated arm64 (qemu-user is 8-14x slower than native); over
+# 10 s where tools/arm64/setup first rebuilds its wheel for these sources.
 @linux
 def test_arm64_draws_the_recorded_scenes_otherwise(recorded: Path) -> None:
     where = arm64_dir()

@@ -127,7 +127,7 @@ def test_unreadable_composition_is_an_error(project: Path) -> None:
     assert "could not be rendered" in result.lines()[-1]
 
 
-# Over 10 s: the self-test starts one fresh process per variation.
+# Slow: the self-test starts one fresh process per variation.
 def test_cli_entry_point(project: Path, capsys: pytest.CaptureFixture[str],
                          monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(project)
@@ -205,7 +205,7 @@ def test_inputs_moving_during_the_run_are_not_blamed_on_a_variation(project: Pat
     assert not result.ok
 
 
-# Over 10 s: pytest in a fresh process, which starts one process per variation.
+# Slow: pytest in a fresh process, which starts one process per variation.
 def test_pytest_nf_selftest_collects_a_selftest_item(pytester: pytest.Pytester) -> None:
     pytester.makefile(".toml", pyproject="[tool.nanoframes]\n")
     (pytester.path / "slide.nf.svg").write_text(SLIDE)

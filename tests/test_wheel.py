@@ -287,6 +287,7 @@ def test_a_users_project_renders_records_and_checks_from_the_wheel(
 # --- item 2: the examples' ledger holds from the wheel, outside the repository ----
 
 
+# Over 10 s: every example drawn twice, recorded by this checkout and checked by the wheel.
 def test_the_examples_ledger_matches_from_the_wheel(wheel_env: WheelEnv,
                                                     tmp_path: Path) -> None:
     """Recorded by the editable install, checked by the wheel: every example matches.
