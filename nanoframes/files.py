@@ -217,11 +217,26 @@ def remove_live_temps() -> None:
             os.unlink(name)
 
 
+# Folders whose files this process's workers write, where this process itself
+# may write nothing: the frame store (its workers keep frames and scene records
+# under ``ab/`` and ``inputs/<kind>/``). Swept, with what lies below them, on a signal.
+_WORKERS_WRITE: set[str] = set()
+
+
+def workers_write_under(directory: Path | str) -> None:
+    """Have :func:`remove_dead_temps` sweep ``directory`` and the folders below it."""
+    _WORKERS_WRITE.add(os.path.abspath(directory))
+
+
 def remove_dead_temps() -> None:
-    """Sweep again every directory this process has written into (called on
-    SIGINT/SIGTERM once the workers are killed): a worker killed in the middle
-    of a write leaves its temp file in a directory its command writes too."""
-    for directory in list(_SWEPT):
+    """Sweep again every directory this process has written into, and every one
+    below a folder its workers write under (called on SIGINT/SIGTERM once the
+    workers are killed): a worker killed in the middle of a write leaves its temp
+    file there."""
+    directories = set(_SWEPT)
+    for top in list(_WORKERS_WRITE):  # not following links: only what lies there
+        directories.update(folder for folder, _subs, _names in os.walk(top))
+    for directory in sorted(directories):
         sweep_directory(directory)
 
 

@@ -215,6 +215,8 @@ def with_evidence(text: str, record: dict | None, state: State | None = None) ->
 
 
 def _extras(images: dict, label: str = "") -> list[dict]:
+    if not images:  # a matching item: nothing to show, and no NumPy to import for it
+        return []
     from pytest_html import extras
 
     from nanoframes.frames.compare import amplify_diff

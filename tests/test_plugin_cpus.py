@@ -102,6 +102,9 @@ def test_xdist_workers_match_a_serial_run(pytester: pytest.Pytester,
         return sorted((v["key"], v["verdict"], v["digest"]) for v in report["verdicts"])
 
     assert verdicts("s.json") == verdicts("p.json")  # the same frames, the same verdicts
+    # the controller only hears verdicts (and names the toolchain in its report):
+    # matching ones load no NumPy there and start no process
+    assert "numpy" not in seen["main"]["thorvg"] and seen["main"]["children"] == 0
     cpus = workers.available_cpus()
     assert serial_seen["main"]["pipeline"] is (cpus >= 2)
     drew = [w for name, w in seen.items() if name.startswith("gw") and w["pipeline"] is not None]

@@ -347,6 +347,40 @@ def test_the_teardown_removes_the_temps_of_the_workers_it_kills(tmp_path: Path) 
     assert sorted(p.name for p in out.iterdir()) == ["00000.png", "started"]
 
 
+KILLED_MID_STORE_WRITE = """
+import os, signal, sys, time
+from pathlib import Path
+from nanoframes.cli import interrupt
+from nanoframes.files import _new_temp
+from nanoframes.frames.store import Store
+
+interrupt.install()
+store = Store(Path(sys.argv[1]))  # the command opens the store and writes nothing there
+child = os.fork()
+if child == 0:  # its worker, half way through keeping a scene record
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    _new_temp(store.record_path("scene", "ab" * 32), ".tmp")
+    (store.root / "started").touch()
+    time.sleep(60)
+    os._exit(0)
+while not (store.root / "started").exists():
+    time.sleep(0.01)
+os.kill(os.getpid(), signal.SIGTERM)
+time.sleep(60)
+"""
+
+
+def test_the_teardown_sweeps_the_store_its_workers_write_in(tmp_path: Path) -> None:
+    """Workers keep frames and scene records in folders of the store the command
+    itself may never write in; a signal's teardown sweeps those too."""
+    root = tmp_path / "store"
+    (root / "inputs" / "scene").mkdir(parents=True)
+    done = subprocess.run([sys.executable, "-c", KILLED_MID_STORE_WRITE, str(root)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 128 + signal.SIGTERM, done.stderr
+    assert [p.name for p in root.rglob("*") if p.is_file()] == ["started"]
+
+
 def test_a_process_sweeps_a_directory_at_its_first_write_there(tmp_path: Path) -> None:
     """The first write into a directory removes every dead writer's temps in it,
     whatever file they were for; later writes of the process do not list the

@@ -25,6 +25,7 @@ recording means the same whichever front end made it:
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -311,24 +312,32 @@ def verdict_to_json(verdict: Verdict, record_hint: str = "--record") -> dict[str
     }
 
 
-def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
-    from ..frames.compare import FilmEvidence  # NumPy: only when evidence travels
-    from ..frames.timeaxis import TimeAxis
-    from .scenes import SceneEvidence
-    from .second_opinion import Opinion
+# A verdict's optional parts, each read by its own module's class, imported only
+# where that part travels: a matching verdict carries none, and the xdist
+# controller reading a worker's verdicts then never imports NumPy for them.
+_PARTS = {"evidence": ("..frames.compare", "FilmEvidence"),
+          "time_axis": ("..frames.timeaxis", "TimeAxis"),
+          "opinion": (".second_opinion", "Opinion"),
+          "scenes": (".scenes", "SceneEvidence")}
 
+
+def _part(data: Mapping[str, Any], name: str) -> Any:
+    if not data.get(name):
+        return None
+    module, reader = _PARTS[name]
+    return getattr(importlib.import_module(module, __package__), reader).from_json(data[name])
+
+
+def verdict_from_json(data: Mapping[str, Any]) -> Verdict:
     return Verdict(
         key=data["key"], kind=Kind(data["verdict"]), reasons=tuple(data["reasons"]),
         excused=data["excused"], digest=data["digest"],
         differing_frames=tuple(data["differing_frames"]),
         compared_frames=data["compared_frames"], error=data["error"], note=data["note"],
         platform=data.get("platform"), outdated=tuple(data.get("outdated_platforms", ())),
-        bounds=data.get("bounds"),
-        evidence=FilmEvidence.from_json(data["evidence"]) if data.get("evidence") else None,
-        time_axis=TimeAxis.from_json(data["time_axis"]) if data.get("time_axis") else None,
-        opinion=Opinion.from_json(data["opinion"]) if data.get("opinion") else None,
-        scenes=SceneEvidence.from_json(data["scenes"]) if data.get("scenes") else None,
-        drill=bool(data.get("drill")),
+        bounds=data.get("bounds"), evidence=_part(data, "evidence"),
+        time_axis=_part(data, "time_axis"), opinion=_part(data, "opinion"),
+        scenes=_part(data, "scenes"), drill=bool(data.get("drill")),
     )
 
 

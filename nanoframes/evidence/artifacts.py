@@ -22,12 +22,10 @@ from ..determinism.reading import sample_indices
 from ..determinism.verdict import Kind, Verdict
 from ..errors import NanoframesError
 from ..files import write_bytes_atomic
-from ..frames.compare import amplify_diff
 from ..frames.film import Film
 from ..frames.store import encode_png
 from ..model.composition import Composition
 from .pixels import Gathered
-from .sheet import contact_sheet
 
 MANIFEST = "manifest.json"
 MANIFEST_VERSION = 1
@@ -87,6 +85,9 @@ def write_artifacts(directory: Path, gathered: Gathered, config: Config,
     """Write the kept frames of ``gathered`` (and a contact sheet when asked);
     return it with the file paths (relative to ``directory``) in its evidence.
     ``comp``: the composition, when it is not a file under its key (built in a test)."""
+    from ..frames.compare import amplify_diff  # NumPy: only where frames are written
+    from .sheet import contact_sheet
+
     verdict = gathered.verdict
     relative = folder_of(verdict.key)
     folder = inside(directory, relative)

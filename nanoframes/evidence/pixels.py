@@ -14,20 +14,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-import numpy as np
-
 from ..config import Config
 from ..determinism.identity import part_names
 from ..determinism.ledger import Entry
 from ..determinism.tolerance import apply_bounds
 from ..determinism.verdict import Kind, Reading, Verdict, excuse_bounds_for
 from ..errors import NanoframesError
-from ..frames.compare import FilmEvidence, compare
 from ..frames.film import Film
 from ..frames.store import Store
 from ..model.composition import Composition
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from ..determinism.opinions import Budget
 
 HINT = ("record them with `nanoframes digest --record` on the recorded revision, or bring "
@@ -99,6 +98,8 @@ def gather(verdict: Verdict, entry: Entry | None, reading: Reading | None, confi
         verdict = attach_scene_diffs(verdict, entry, reading, store_root, opened, HINT)
     if not wants_evidence(verdict) or entry is None:
         return Gathered(apply_bounds(verdict, bounds, None), moved=moved)
+    from ..frames.compare import FilmEvidence, compare  # NumPy: pixels only from here
+
     recorded = dict(zip(entry.indices, entry.frame_digests))
     fresh = dict(zip(reading.indices, reading.frame_digests)) if reading is not None else {}
     store = Store(store_root) if store_root is not None else None

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from ..config import STATE_DIR
 from ..errors import NanoframesError
-from ..files import read_limited, write_bytes_atomic
+from ..files import read_limited, workers_write_under, write_bytes_atomic
 from .digest import SHORT, frame_digest
 
 if TYPE_CHECKING:
@@ -89,6 +89,7 @@ class Store:
         self.warn = warn
         self.write_problem: str | None = None  # why the last failed write failed
         self._known: set[str] = set()           # digests this process saw present
+        workers_write_under(self.root)  # a signal's teardown sweeps what they left
 
     # --- paths -------------------------------------------------------------------
 
