@@ -205,6 +205,8 @@ def test_the_self_test_varies_lottie_films(project: Path) -> None:
 
 # --- the pytest plugin ---------------------------------------------------------------
 
+# Over 10 s under xdist: a recording and two checks, each a pytest whose two
+# workers start and play the Lottie films again.
 @pytest.mark.parametrize("xdist", [[], ["-n", "2"]], ids=["serial", "xdist"])
 def test_plugin_items_per_film_and_the_nf_fixture(pytester: pytest.Pytester,
                                                   xdist: list[str]) -> None:

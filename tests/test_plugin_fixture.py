@@ -170,6 +170,8 @@ def _environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("NANOFRAMES_RECORD_IN_CI", "1")  # recording is refused in CI otherwise
 
 
+# Over 10 s under xdist at times: a recording and a check of 19 tests, each a
+# pytest whose two workers start; the recording of test-keyed entries is the subject.
 @SERIAL_AND_XDIST
 def test_every_outcome_of_the_fixture_and_the_marker(pytester: pytest.Pytester,
                                                      xdist: list[str]) -> None:

@@ -85,6 +85,8 @@ def test_serial_and_xdist_record_the_same_ledger_and_outcomes(
     assert ledger_of(ledger)["examples/film-5.nf.svg"] == tampered
 
 
+# Over 10 s under xdist: four recordings, each a pytest whose two workers start and
+# draw; the entries a partial run must keep are the subject, so none is copied.
 @SERIAL_AND_XDIST
 def test_partial_record_keeps_other_entries(pytester: pytest.Pytester,
                                             xdist: list[str]) -> None:
