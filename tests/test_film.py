@@ -105,6 +105,23 @@ def test_a_prestarted_pool_is_taken_once_and_discarded_if_unused() -> None:
     assert not workers._prestarted
 
 
+def test_stopping_a_pool_ends_the_worker_drawing_and_the_pool_thread() -> None:
+    """An interrupted session stops its drawing pool at once: the worker still
+    busy is ended, and no thread of the pool is left to race the interpreter's
+    exit for its wake-up pipe ("OSError: [Errno 9] Bad file descriptor")."""
+    import time
+
+    from nanoframes.frames.workers import stop_pool
+
+    pool = worker_pool(1)
+    busy = pool.submit(time.sleep, 600)  # a film being drawn, as far as the pool knows
+    processes, manager = list(pool._processes.values()), pool._executor_manager_thread
+    stop_pool(pool)
+    assert processes and not any(p.is_alive() for p in processes)
+    assert manager is not None and not manager.is_alive()
+    assert busy.done()
+
+
 def test_jobs_2_frames_identical_to_jobs_1(comp_path: Path, serial: list[bytes]) -> None:
     film = Film.open(comp_path)
     got = [(i, frame.tobytes()) for i, frame in film_frames(film, jobs=2)]

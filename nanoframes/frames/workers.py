@@ -151,14 +151,28 @@ def is_broken(pool: ProcessPoolExecutor) -> bool:
 def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Shut ``pool`` down now: what is queued is cancelled and a worker still
     drawing is stopped (SIGTERM), so an interrupted host (a pytest session) ends
-    at once instead of waiting for the film being drawn."""
+    at once instead of waiting for the film being drawn. Returns once the
+    workers and the pool's manager thread have ended: one left running raced
+    the interpreter's exit for its wake-up pipe ("Bad file descriptor")."""
+    # shutdown(wait=False) forgets the processes and the manager thread: taken first
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    manager = getattr(pool, "_executor_manager_thread", None)
     pool.shutdown(wait=False, cancel_futures=True)
-    for process in list((getattr(pool, "_processes", None) or {}).values()):
+    for process in processes:
         try:
             process.terminate()
         except Exception:  # noqa: BLE001 - gone already
             pass
-    pool.shutdown(wait=True)
+    for process in processes:
+        process.join(_STOP_WITHIN_S)
+        if process.exitcode is None:  # SIGTERM not taken in time
+            process.kill()
+            process.join()
+    if manager is not None:
+        manager.join()
+
+
+_STOP_WITHIN_S = 10.0
 
 
 def _pool(jobs: int, ctx, root: Path | None, spare: bool, forked: bool = False
