@@ -148,6 +148,9 @@ def is_broken(pool: ProcessPoolExecutor) -> bool:
     return bool(getattr(pool, "_broken", False))
 
 
+_STOP_WITHIN_S = 10.0  # for a worker to take SIGTERM before it is killed
+
+
 def stop_pool(pool: ProcessPoolExecutor) -> None:
     """Shut ``pool`` down now: what is queued is cancelled and a worker still
     drawing is stopped (SIGTERM), so an interrupted host (a pytest session) ends
@@ -170,9 +173,6 @@ def stop_pool(pool: ProcessPoolExecutor) -> None:
             process.join()
     if manager is not None:
         manager.join()
-
-
-_STOP_WITHIN_S = 10.0
 
 
 def _pool(jobs: int, ctx, root: Path | None, spare: bool, forked: bool = False
